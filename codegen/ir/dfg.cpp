@@ -1,0 +1,235 @@
+// DataFlowGraph: instruction, value and block storage.
+#include "codegen/ir/dfg.h"
+
+namespace heron {
+
+void DataFlowGraph::clear() {
+    insts_.clear();
+    results_.clear();
+    blocks_.clear();
+    values_.clear();
+    signatures.clear();
+    ext_funcs.clear();
+    jump_tables.clear();
+    value_lists.clear();
+}
+
+Inst DataFlowGraph::make_inst(const InstructionData& data) {
+    Inst i = insts_.push(data);
+    results_[i] = ValueList();
+    return i;
+}
+
+Type DataFlowGraph::ctrl_typevar(Inst inst) const {
+    const InstructionData& d = insts_[inst];
+    switch (opcode_info(d.opcode).ctrl) {
+    case CtrlSource::None: return Type();
+    case CtrlSource::Result: return d.type;
+    case CtrlSource::Arg0:
+        if (d.format() == InstructionFormat::CallIndirect) {
+            return d.vargs.empty() ? Type() : value_type(d.vargs.get(0, value_lists));
+        }
+        return d.args[0].is_valid() && values_.is_valid(d.args[0]) ? value_type(d.args[0]) : Type();
+    case CtrlSource::Arg1:
+        return d.args[1].is_valid() && values_.is_valid(d.args[1]) ? value_type(d.args[1]) : Type();
+    }
+    return Type();
+}
+
+std::optional<SigRef> DataFlowGraph::call_signature(Inst inst) const {
+    const InstructionData& d = insts_[inst];
+    switch (d.format()) {
+    case InstructionFormat::Call:
+        if (!ext_funcs.is_valid(d.func_ref())) return std::nullopt;
+        return ext_funcs[d.func_ref()].signature;
+    case InstructionFormat::CallIndirect:
+        return d.sig_ref();
+    default:
+        return std::nullopt;
+    }
+}
+
+void DataFlowGraph::result_types(Inst inst, Type ctrl, std::vector<Type>& out) const {
+    out.clear();
+    const InstructionData& d = insts_[inst];
+    const OpcodeInfo& info = opcode_info(d.opcode);
+    if (info.results == kVarResults) {
+        auto sig = call_signature(inst);
+        if (!sig || !signatures.is_valid(*sig)) return;
+        for (const AbiParam& p : signatures[*sig].returns) out.push_back(p.type);
+        return;
+    }
+    if (info.results == 0) return;
+    switch (info.typing) {
+    case Typing::IntCmp:
+    case Typing::FloatCmp:
+        out.push_back(types::I8);
+        return;
+    case Typing::IntOverflow:
+    case Typing::IntCarry:
+        out.push_back(ctrl);
+        out.push_back(types::I8);
+        return;
+    case Typing::Address:
+        out.push_back(ctrl.is_valid() ? ctrl : types::POINTER);
+        return;
+    default:
+        out.push_back(ctrl);
+        return;
+    }
+}
+
+uint32_t DataFlowGraph::make_inst_results(Inst inst, Type ctrl) {
+    thread_local std::vector<Type> tys;
+    result_types(inst, ctrl, tys);
+    for (Type t : tys) append_result(inst, t);
+    return static_cast<uint32_t>(tys.size());
+}
+
+Value DataFlowGraph::append_result(Inst inst, Type type) {
+    ValueList& rl = results_[inst];
+    Value v = values_.push(ValueData{type, ValueDef::Kind::Result,
+                                     static_cast<uint32_t>(rl.size(value_lists)), inst.index()});
+    rl.push(v, value_lists);
+    return v;
+}
+
+void DataFlowGraph::attach_result(Inst inst, Value v) {
+    ValueList& rl = results_[inst];
+    ValueData& vd = values_[v];
+    vd.kind = ValueDef::Kind::Result;
+    vd.num = static_cast<uint32_t>(rl.size(value_lists));
+    vd.owner = inst.index();
+    rl.push(v, value_lists);
+}
+
+std::span<const Value> DataFlowGraph::inst_results(Inst inst) const {
+    const ValueList& rl = results_[inst];
+    if (rl.empty()) return {};
+    return {rl.raw(value_lists), rl.size(value_lists)};
+}
+
+Value DataFlowGraph::first_result(Inst inst) const {
+    const ValueList& rl = results_[inst];
+    HERON_ASSERT(!rl.empty() && "instruction has no results");
+    return rl.get(0, value_lists);
+}
+
+void DataFlowGraph::clear_results(Inst inst) { results_[inst].clear(value_lists); }
+
+void DataFlowGraph::inst_fixed_values(Inst inst, std::vector<Value>& out) const {
+    out.clear();
+    const InstructionData& d = insts_[inst];
+    unsigned n = d.num_fixed_args();
+    for (unsigned i = 0; i < n; ++i) out.push_back(d.args[i]);
+    uint32_t nv = d.vargs.size(value_lists);
+    for (uint32_t i = 0; i < nv; ++i) out.push_back(d.vargs.get(i, value_lists));
+}
+
+void DataFlowGraph::resolve_aliases_in_arguments(Inst inst) {
+    for_each_inst_value(inst, [this](Value& v) { v = resolve_aliases(v); });
+}
+
+std::span<const Value> DataFlowGraph::inst_variable_args(Inst inst) const {
+    const ValueList& l = insts_[inst].vargs;
+    if (l.empty()) return {};
+    return {l.raw(value_lists), l.size(value_lists)};
+}
+
+std::span<const Value> DataFlowGraph::call_args(Inst inst) const {
+    auto all = inst_variable_args(inst);
+    if (insts_[inst].format() == InstructionFormat::CallIndirect && !all.empty()) return all.subspan(1);
+    return all;
+}
+
+std::span<const BlockCall> DataFlowGraph::branch_destinations(Inst inst) const {
+    const InstructionData& d = insts_[inst];
+    switch (d.format()) {
+    case InstructionFormat::Jump: return {d.dests.data(), 1};
+    case InstructionFormat::Brif: return {d.dests.data(), 2};
+    case InstructionFormat::BranchTable:
+        if (!jump_tables.is_valid(d.jump_table())) return {};
+        return jump_tables[d.jump_table()].all;
+    default: return {};
+    }
+}
+
+std::span<BlockCall> DataFlowGraph::branch_destinations_mut(Inst inst) {
+    InstructionData& d = insts_[inst];
+    switch (d.format()) {
+    case InstructionFormat::Jump: return {d.dests.data(), 1};
+    case InstructionFormat::Brif: return {d.dests.data(), 2};
+    case InstructionFormat::BranchTable:
+        if (!jump_tables.is_valid(d.jump_table())) return {};
+        return jump_tables[d.jump_table()].all;
+    default: return {};
+    }
+}
+
+ValueDef DataFlowGraph::value_def(Value v) const {
+    const ValueData& vd = values_[v];
+    return ValueDef{vd.kind, vd.owner, vd.num};
+}
+
+Value DataFlowGraph::resolve_aliases(Value v) const {
+    // Alias chains are short in practice; the bound stops a cycle built by a
+    // malformed program from hanging (the verifier reports it).
+    for (uint32_t steps = 0; steps <= values_.size(); ++steps) {
+        const ValueData& vd = values_[v];
+        if (vd.kind != ValueDef::Kind::Alias || vd.owner == v.index()) return v;
+        v = Value(vd.owner);
+    }
+    return v;
+}
+
+void DataFlowGraph::change_to_alias(Value dest, Value src) {
+    ValueData& vd = values_[dest];
+    vd.kind = ValueDef::Kind::Alias;
+    vd.owner = src.index();
+    vd.num = 0;
+}
+
+Value DataFlowGraph::make_value_alias(Value src, Type type) {
+    return values_.push(ValueData{type, ValueDef::Kind::Alias, 0, src.index()});
+}
+
+Value DataFlowGraph::make_value_placeholder(Type type) {
+    // A self-alias: resolves to itself until attached.
+    Value v = values_.next_key();
+    values_.push(ValueData{type, ValueDef::Kind::Alias, 0, v.index()});
+    return v;
+}
+
+Block DataFlowGraph::make_block() { return blocks_.push(BlockData{}); }
+
+Value DataFlowGraph::append_block_param(Block b, Type t) {
+    ValueList& pl = blocks_[b].params;
+    Value v = values_.push(ValueData{t, ValueDef::Kind::Param,
+                                     static_cast<uint32_t>(pl.size(value_lists)), b.index()});
+    pl.push(v, value_lists);
+    return v;
+}
+
+void DataFlowGraph::attach_block_param(Block b, Value v) {
+    ValueList& pl = blocks_[b].params;
+    ValueData& vd = values_[v];
+    vd.kind = ValueDef::Kind::Param;
+    vd.num = static_cast<uint32_t>(pl.size(value_lists));
+    vd.owner = b.index();
+    pl.push(v, value_lists);
+}
+
+std::span<const Value> DataFlowGraph::block_params(Block b) const {
+    const ValueList& pl = blocks_[b].params;
+    if (pl.empty()) return {};
+    return {pl.raw(value_lists), pl.size(value_lists)};
+}
+
+void DataFlowGraph::remove_block_param(Block b, uint32_t i) {
+    ValueList& pl = blocks_[b].params;
+    pl.remove(i, value_lists);
+    uint32_t n = pl.size(value_lists);
+    for (uint32_t j = i; j < n; ++j) values_[pl.get(j, value_lists)].num = static_cast<uint32_t>(j);
+}
+
+}  // namespace heron

@@ -1,0 +1,283 @@
+// Typed entity references and the tables that hold them.
+//
+// Every IR object (value, instruction, block, stack slot, ...) is named by a
+// 32-bit index wrapped in its own type, never by a pointer. `PrimaryMap` owns
+// the data of one kind and hands out keys; `SecondaryMap` is a dense side
+// table keyed by the same entity with a default for keys never written;
+// `PackedOption` uses the all-ones index as "none" so tables stay 4 bytes a
+// slot; `EntityList` + `ListPool` store short variable-length lists (operands,
+// block arguments) in one shared vector instead of one heap block each.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace heron {
+
+#define HERON_ASSERT(cond) assert(cond)
+
+/// Base of all entity references: a dense 32-bit index.
+template <typename Tag>
+class EntityRef {
+public:
+    static constexpr uint32_t kReserved = std::numeric_limits<uint32_t>::max();
+
+    constexpr EntityRef() : index_(kReserved) {}
+    constexpr explicit EntityRef(uint32_t index) : index_(index) {}
+
+    constexpr uint32_t index() const { return index_; }
+    constexpr bool is_valid() const { return index_ != kReserved; }
+    static constexpr EntityRef reserved() { return EntityRef(); }
+
+    friend constexpr bool operator==(EntityRef a, EntityRef b) { return a.index_ == b.index_; }
+    friend constexpr bool operator!=(EntityRef a, EntityRef b) { return a.index_ != b.index_; }
+    friend constexpr bool operator<(EntityRef a, EntityRef b) { return a.index_ < b.index_; }
+
+    /// The text form, e.g. "v3" or "block7".
+    std::string to_string() const { return std::string(Tag::kPrefix) + std::to_string(index_); }
+
+private:
+    uint32_t index_;
+};
+
+#define HERON_ENTITY(Name, prefix)                        \
+    struct Name##Tag {                                    \
+        static constexpr const char* kPrefix = prefix;    \
+    };                                                    \
+    using Name = EntityRef<Name##Tag>
+
+HERON_ENTITY(Value, "v");
+HERON_ENTITY(Inst, "inst");
+HERON_ENTITY(Block, "block");
+HERON_ENTITY(StackSlot, "ss");
+HERON_ENTITY(FuncRef, "fn");
+HERON_ENTITY(SigRef, "sig");
+HERON_ENTITY(JumpTable, "jt");
+
+#undef HERON_ENTITY
+
+/// An optional entity stored in the entity's own 32 bits.
+template <typename K>
+class PackedOption {
+public:
+    constexpr PackedOption() = default;
+    constexpr PackedOption(K k) : key_(k) {}  // NOLINT: implicit by design
+    constexpr PackedOption(std::nullopt_t) {}  // NOLINT
+
+    constexpr bool has_value() const { return key_.is_valid(); }
+    constexpr explicit operator bool() const { return has_value(); }
+    constexpr K value() const { return key_; }
+    constexpr K operator*() const { return key_; }
+    std::optional<K> expand() const { return has_value() ? std::optional<K>(key_) : std::nullopt; }
+
+    friend constexpr bool operator==(PackedOption a, PackedOption b) { return a.key_ == b.key_; }
+    friend constexpr bool operator!=(PackedOption a, PackedOption b) { return a.key_ != b.key_; }
+
+private:
+    K key_{};
+};
+
+/// Owns the data of one entity kind; `push` returns the new key.
+template <typename K, typename V>
+class PrimaryMap {
+public:
+    K push(V v) {
+        elems_.push_back(std::move(v));
+        return K(static_cast<uint32_t>(elems_.size() - 1));
+    }
+    K next_key() const { return K(static_cast<uint32_t>(elems_.size())); }
+    bool is_valid(K k) const { return k.index() < elems_.size(); }
+    V& operator[](K k) {
+        HERON_ASSERT(k.index() < elems_.size() && "entity out of range");
+        return elems_[k.index()];
+    }
+    const V& operator[](K k) const {
+        HERON_ASSERT(k.index() < elems_.size() && "entity out of range");
+        return elems_[k.index()];
+    }
+    uint32_t size() const { return static_cast<uint32_t>(elems_.size()); }
+    bool empty() const { return elems_.empty(); }
+    void clear() { elems_.clear(); }
+    void reserve(size_t n) { elems_.reserve(n); }
+
+    /// Iterates keys 0..size-1.
+    struct KeyIter {
+        uint32_t i;
+        K operator*() const { return K(i); }
+        KeyIter& operator++() { ++i; return *this; }
+        bool operator!=(const KeyIter& o) const { return i != o.i; }
+    };
+    struct Keys {
+        uint32_t n;
+        KeyIter begin() const { return {0}; }
+        KeyIter end() const { return {n}; }
+    };
+    Keys keys() const { return {size()}; }
+
+    auto begin() { return elems_.begin(); }
+    auto end() { return elems_.end(); }
+    auto begin() const { return elems_.begin(); }
+    auto end() const { return elems_.end(); }
+
+private:
+    std::vector<V> elems_;
+};
+
+/// Dense side table: reading a key never written gives the default.
+template <typename K, typename V>
+class SecondaryMap {
+public:
+    SecondaryMap() = default;
+    explicit SecondaryMap(V dflt) : default_(std::move(dflt)) {}
+
+    const V& operator[](K k) const { return k.index() < elems_.size() ? elems_[k.index()] : default_; }
+    V& operator[](K k) {
+        if (k.index() >= elems_.size()) grow(k.index() + 1);
+        return elems_[k.index()];
+    }
+    const V& get(K k) const { return (*this)[k]; }
+    void resize(size_t n) { elems_.resize(n, default_); }
+    /// Forgets every entry but keeps the memory.
+    void clear() { elems_.clear(); }
+    size_t size() const { return elems_.size(); }
+    const V& default_value() const { return default_; }
+
+private:
+    void grow(size_t n) {
+        size_t cap = elems_.size() * 2;
+        if (cap < n) cap = n;
+        elems_.reserve(cap);
+        elems_.resize(n, default_);
+    }
+    std::vector<V> elems_;
+    V default_{};
+};
+
+/// A pool of small lists. A list is a handle (offset into the pool); its
+/// length is stored in the slot before its first element. Lists are
+/// allocated in size classes of powers of two and recycled on free lists.
+template <typename T>
+class ListPool {
+public:
+    void clear() {
+        data_.clear();
+        for (auto& f : free_) f.clear();
+    }
+    size_t memory_words() const { return data_.size(); }
+
+private:
+    template <typename>
+    friend class EntityList;
+    static constexpr int kClasses = 30;
+
+    static int size_class(uint32_t len) {
+        // capacity = 2^(c+2) - 1 elements plus the length word.
+        int c = 0;
+        while ((1u << (c + 2)) - 1 < len) ++c;
+        return c;
+    }
+    static uint32_t class_capacity(int c) { return (1u << (c + 2)) - 1; }
+
+    uint32_t alloc(int c) {
+        if (!free_[c].empty()) {
+            uint32_t at = free_[c].back();
+            free_[c].pop_back();
+            return at;
+        }
+        uint32_t at = static_cast<uint32_t>(data_.size());
+        data_.resize(data_.size() + class_capacity(c) + 1);
+        return at;
+    }
+    void release(uint32_t at, int c) { free_[c].push_back(at); }
+
+    std::vector<T> data_;  // length words are stored as T(length)
+    std::vector<uint32_t> free_[kClasses];
+};
+
+/// A variable-length list of entities living in a `ListPool`.
+/// The empty list takes no pool memory. Copying the handle aliases the list.
+template <typename T>
+class EntityList {
+public:
+    using Pool = ListPool<T>;
+    EntityList() = default;
+
+    bool empty() const { return head_ == kEmpty; }
+    uint32_t size(const Pool& p) const { return empty() ? 0 : p.data_[head_].index(); }
+    T get(uint32_t i, const Pool& p) const {
+        HERON_ASSERT(i < size(p) && "list index out of range");
+        return p.data_[head_ + 1 + i];
+    }
+    void set(uint32_t i, T v, Pool& p) {
+        HERON_ASSERT(i < size(p) && "list index out of range");
+        p.data_[head_ + 1 + i] = v;
+    }
+    const T* raw(const Pool& p) const { return empty() ? nullptr : &p.data_[head_ + 1]; }
+    T* raw_mut(Pool& p) { return empty() ? nullptr : &p.data_[head_ + 1]; }
+
+    void push(T v, Pool& p) {
+        uint32_t n = size(p);
+        grow_to(n + 1, p);
+        p.data_[head_ + 1 + n] = v;
+    }
+    /// Removes element i, shifting the rest down.
+    void remove(uint32_t i, Pool& p) {
+        uint32_t n = size(p);
+        HERON_ASSERT(i < n);
+        for (uint32_t j = i; j + 1 < n; ++j) p.data_[head_ + 1 + j] = p.data_[head_ + 2 + j];
+        p.data_[head_] = T(n - 1);
+    }
+    void truncate(uint32_t n, Pool& p) {
+        if (n < size(p)) p.data_[head_] = T(n);
+    }
+    void clear(Pool& p) {
+        if (empty()) return;
+        p.release(head_, Pool::size_class(cap_hint_));
+        head_ = kEmpty;
+        cap_hint_ = 0;
+    }
+
+    template <typename It>
+    static EntityList from(It first, It last, Pool& p) {
+        EntityList l;
+        for (; first != last; ++first) l.push(*first, p);
+        return l;
+    }
+
+    bool operator==(const EntityList& o) const { return head_ == o.head_; }
+
+private:
+    static constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+
+    void grow_to(uint32_t n, Pool& p) {
+        if (empty()) {
+            int c = Pool::size_class(n);
+            head_ = p.alloc(c);
+            cap_hint_ = Pool::class_capacity(c);
+            p.data_[head_] = T(n);
+            return;
+        }
+        uint32_t cap = cap_hint_;
+        if (n <= cap) {
+            p.data_[head_] = T(n);
+            return;
+        }
+        int c = Pool::size_class(n);
+        uint32_t at = p.alloc(c);
+        uint32_t old = p.data_[head_].index();
+        for (uint32_t j = 0; j < old; ++j) p.data_[at + 1 + j] = p.data_[head_ + 1 + j];
+        p.release(head_, Pool::size_class(cap));
+        head_ = at;
+        cap_hint_ = Pool::class_capacity(c);
+        p.data_[head_] = T(n);
+    }
+
+    uint32_t head_ = kEmpty;
+    uint32_t cap_hint_ = 0;  // capacity of the allocated size class
+};
+
+}  // namespace heron

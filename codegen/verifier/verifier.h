@@ -1,0 +1,32 @@
+// The IR verifier: every invariant later stages rely on (architecture.md,
+// ir-reference.md sections 1-2 and each opcode's typing). It reports all
+// errors it finds, each naming the instruction and block in printed form.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/function.h"
+
+namespace heron {
+
+struct VerifierError {
+    std::optional<Inst> inst;    // the offending instruction, if any
+    std::optional<Block> block;  // the block it is in (or the offending block)
+    std::string message;         // e.g. "v7 used in block4 is not dominated by its definition in block6"
+
+    /// "inst5 (v7 = iadd v3, v6) in block4: message" — the context the
+    /// tools print.
+    std::string context;
+};
+
+using VerifierErrors = std::vector<VerifierError>;
+
+/// Verifies `func`; returns true when it is valid. Errors are appended.
+bool verify_function(const Function& func, VerifierErrors& errors);
+
+/// All errors joined one per line, for tools and test failure messages.
+std::string format_verifier_errors(const VerifierErrors& errors);
+
+}  // namespace heron

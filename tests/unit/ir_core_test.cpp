@@ -1,0 +1,184 @@
+// Unit tests for the IR core: entity tables, list pool, DFG, layout, builder.
+#include <gtest/gtest.h>
+
+#include "codegen/ir/cursor.h"
+#include "codegen/ir/function.h"
+
+namespace heron {
+namespace {
+
+TEST(EntityTest, PrimaryMapHandsOutDenseKeys) {
+    PrimaryMap<Block, int> m;
+    Block a = m.push(10);
+    Block b = m.push(20);
+    EXPECT_EQ(a.index(), 0u);
+    EXPECT_EQ(b.index(), 1u);
+    EXPECT_EQ(m[b], 20);
+    EXPECT_EQ(m.next_key().index(), 2u);
+    EXPECT_EQ(b.to_string(), "block1");
+}
+
+TEST(EntityTest, SecondaryMapDefaultsAndGrows) {
+    SecondaryMap<Value, int> m(-1);
+    const auto& cm = m;
+    EXPECT_EQ(cm[Value(1000)], -1);
+    EXPECT_EQ(cm.size(), 0u) << "reading through const must not grow";
+    m[Value(5)] = 7;
+    EXPECT_EQ(m[Value(5)], 7);
+    EXPECT_EQ(m[Value(4)], -1);
+}
+
+TEST(EntityTest, PackedOptionUsesReservedIndex) {
+    PackedOption<Inst> none;
+    EXPECT_FALSE(none.has_value());
+    PackedOption<Inst> some = Inst(0);
+    EXPECT_TRUE(some.has_value());
+    EXPECT_EQ(some.value(), Inst(0));
+    static_assert(sizeof(PackedOption<Inst>) == 4);
+}
+
+TEST(EntityTest, ListPoolGrowsRemovesAndRecycles) {
+    ListPool<Value> pool;
+    EntityList<Value> a, b;
+    for (uint32_t i = 0; i < 100; ++i) a.push(Value(i), pool);
+    for (uint32_t i = 0; i < 3; ++i) b.push(Value(1000 + i), pool);
+    ASSERT_EQ(a.size(pool), 100u);
+    for (uint32_t i = 0; i < 100; ++i) EXPECT_EQ(a.get(i, pool), Value(i));
+    EXPECT_EQ(b.get(2, pool), Value(1002)) << "growing a must not clobber b";
+    a.remove(0, pool);
+    EXPECT_EQ(a.size(pool), 99u);
+    EXPECT_EQ(a.get(0, pool), Value(1));
+    size_t words = pool.memory_words();
+    a.clear(pool);
+    EntityList<Value> c;
+    for (uint32_t i = 0; i < 100; ++i) c.push(Value(i), pool);
+    // Only the smallest size class (taken by b meanwhile) needs new memory.
+    EXPECT_LE(pool.memory_words(), words + 4) << "a freed list's memory is reused";
+}
+
+TEST(LayoutTest, OrderAndComesBefore) {
+    Function f;
+    Block b0 = f.dfg.make_block();
+    Block b1 = f.dfg.make_block();
+    Block b2 = f.dfg.make_block();
+    f.layout.append_block(b0);
+    f.layout.append_block(b2);
+    f.layout.insert_block(b1, b2);
+    std::vector<Block> order;
+    for (Block b : f.layout.blocks()) order.push_back(b);
+    EXPECT_EQ(order, (std::vector<Block>{b0, b1, b2}));
+    EXPECT_TRUE(f.layout.block_before(b1, b2));
+
+    FuncCursor cur(f);
+    cur.at_bottom(b0);
+    Value x = cur.ins().iconst(types::I32, 1);
+    Value y = cur.ins().iconst(types::I32, 2);
+    Inst ix = f.dfg.value_def(x).inst();
+    Inst iy = f.dfg.value_def(y).inst();
+    // Insert many instructions before iy: sequence numbers must stay ordered.
+    std::vector<Inst> inserted;
+    for (int i = 0; i < 200; ++i) {
+        cur.at_inst(iy);
+        Value v = cur.ins().iconst(types::I32, i);
+        inserted.push_back(f.dfg.value_def(v).inst());
+    }
+    EXPECT_TRUE(f.layout.inst_before(ix, iy));
+    for (size_t i = 1; i < inserted.size(); ++i) {
+        ASSERT_TRUE(f.layout.inst_before(inserted[i - 1], inserted[i])) << i;
+        ASSERT_TRUE(f.layout.inst_before(inserted[i], iy));
+    }
+    cur.at_bottom(b2);
+    Value z = cur.ins().iconst(types::I32, 3);
+    EXPECT_TRUE(f.layout.inst_before(iy, f.dfg.value_def(z).inst())) << "across blocks";
+    f.layout.remove_inst(ix);
+    EXPECT_EQ(f.layout.first_inst(b0), inserted.empty() ? iy : inserted[0]);
+}
+
+TEST(DfgTest, ResultsParamsAndAliases) {
+    Function f;
+    f.signature.params.push_back(types::I32);
+    Block b0 = f.dfg.make_block();
+    f.layout.append_block(b0);
+    Value p = f.dfg.append_block_param(b0, types::I32);
+    FuncCursor cur(f);
+    cur.at_bottom(b0);
+    auto [sum, flag] = cur.ins().uadd_overflow(p, p);
+    EXPECT_EQ(f.dfg.value_type(sum), types::I32);
+    EXPECT_EQ(f.dfg.value_type(flag), types::I8);
+    Value c = cur.ins().icmp(IntCC::Slt, p, sum);
+    EXPECT_EQ(f.dfg.value_type(c), types::I8);
+    Value w = cur.ins().uextend(types::I64, p);
+    EXPECT_EQ(f.dfg.value_type(w), types::I64);
+    EXPECT_TRUE(f.dfg.value_def(p).is_param());
+    EXPECT_EQ(f.dfg.value_def(flag).num, 1u);
+    f.dfg.change_to_alias(c, flag);
+    EXPECT_EQ(f.dfg.resolve_aliases(c), flag);
+    Inst ret = cur.ins().return_({sum});
+    EXPECT_TRUE(is_terminator(f.dfg[ret].opcode));
+    EXPECT_EQ(f.dfg.inst_variable_args(ret).size(), 1u);
+}
+
+TEST(DfgTest, BranchDestinationsCarryArguments) {
+    Function f;
+    Block b0 = f.dfg.make_block();
+    Block b1 = f.dfg.make_block();
+    f.layout.append_block(b0);
+    f.layout.append_block(b1);
+    Value a = f.dfg.append_block_param(b0, types::I64);
+    f.dfg.append_block_param(b1, types::I64);
+    FuncCursor cur(f);
+    cur.at_bottom(b0);
+    Value k = cur.ins().iconst(types::I64, 5);
+    Value args[] = {k};
+    Value args2[] = {a};
+    Inst br = cur.ins().brif(a, b1, args, b1, args2);
+    auto dests = f.dfg.branch_destinations(br);
+    ASSERT_EQ(dests.size(), 2u);
+    EXPECT_EQ(dests[0].block(f.dfg.value_lists), b1);
+    EXPECT_EQ(dests[0].args(f.dfg.value_lists)[0], k);
+    EXPECT_EQ(dests[1].args(f.dfg.value_lists)[0], a);
+    std::vector<Value> seen;
+    f.dfg.for_each_inst_value(br, [&](Value v) { seen.push_back(v); });
+    EXPECT_EQ(seen, (std::vector<Value>{a, k, a}));
+}
+
+TEST(OpcodeTest, TableDrivesNamesAndFlags) {
+    EXPECT_EQ(opcode_name(Opcode::UaddOverflowCin), "uadd_overflow_cin");
+    EXPECT_EQ(opcode_from_name("br_table"), Opcode::BrTable);
+    EXPECT_FALSE(opcode_from_name("iadd_imm").has_value());
+    EXPECT_TRUE(is_terminator(Opcode::ReturnCall));
+    EXPECT_FALSE(is_terminator(Opcode::Trapz));
+    EXPECT_TRUE(can_trap(Opcode::Udiv));
+    EXPECT_FALSE(can_trap(Opcode::Iadd));
+    for (unsigned i = 0; i < kNumOpcodes; ++i) {
+        auto op = static_cast<Opcode>(i);
+        EXPECT_EQ(opcode_from_name(opcode_name(op)), op) << opcode_name(op);
+    }
+}
+
+TEST(OpcodeTest, TrapCodeNames) {
+    EXPECT_EQ(trapcode_name(TrapCode::integer_division_by_zero()), "int_divz");
+    EXPECT_EQ(trapcode_from_name("user250")->byte, 250);
+    EXPECT_FALSE(trapcode_from_name("user0"));
+    EXPECT_FALSE(trapcode_from_name("user251"));
+    EXPECT_FALSE(trapcode_from_name("user01"));
+    EXPECT_EQ(trapcode_from_name("bad_toint")->byte, 255);
+}
+
+TEST(OpcodeTest, CondCodeInverseAndSwap) {
+    for (unsigned i = 0; i < kNumIntCC; ++i) {
+        auto cc = static_cast<IntCC>(i);
+        EXPECT_EQ(intcc_inverse(intcc_inverse(cc)), cc);
+        EXPECT_EQ(intcc_swap(intcc_swap(cc)), cc);
+        EXPECT_EQ(intcc_from_name(intcc_name(cc)), cc);
+    }
+    for (unsigned i = 0; i < kNumFloatCC; ++i) {
+        auto cc = static_cast<FloatCC>(i);
+        EXPECT_EQ(floatcc_inverse(floatcc_inverse(cc)), cc);
+        EXPECT_EQ(floatcc_from_name(floatcc_name(cc)), cc);
+    }
+    EXPECT_EQ(floatcc_inverse(FloatCC::Lt), FloatCC::Uge);
+}
+
+}  // namespace
+}  // namespace heron
