@@ -1,0 +1,128 @@
+// The process-wide table of JIT code ranges and their trap sites.
+//
+// Every finalized function registers its code range [start, end) together
+// with the instructions inside it that may trap on purpose: a `ud2` that a
+// `trap`/`trapz` branches to, a `div` that faults on a zero divisor, a load
+// or store whose fault means an out-of-bounds access. Each site records the
+// offset of the instruction's first byte (where the CPU reports the fault),
+// its TrapCode, and the IR instruction it came from, so that a fault becomes
+// "int_divz in %f at inst12" instead of a dead process (ir-reference.md 17).
+//
+// The signal handler reads this table, so reads take no lock and allocate
+// nothing: readers see an immutable, sorted snapshot through one atomic
+// pointer; writers (serialized by a mutex) build a new snapshot and swap it
+// in. A replaced snapshot, and an unregistered range, is retired and freed
+// once the count of readers in flight has been seen at zero after its
+// retirement — no reader can still hold it then.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/ir/entity.h"
+#include "codegen/ir/instructions.h"
+#include "jit/jit_error.h"
+
+namespace heron {
+
+/// One instruction that may trap, relative to its function's code start.
+struct TrapSite {
+    uint32_t offset = 0;     // first byte of the trapping instruction
+    TrapCode code;
+    PackedOption<Inst> inst;  // the IR instruction, if known
+};
+
+/// A trap as reported to the embedder.
+struct TrapInfo {
+    TrapCode code;
+    std::string function;     // IR name without '%'
+    std::optional<Inst> inst;  // none for stk_ovf outside a registered site
+    uintptr_t pc = 0;         // address of the trapping instruction
+    uint32_t offset = 0;      // pc - start of the function's code
+    int signal = 0;           // the signal that reported it
+
+    /// "int_divz in %f at inst3" (or "stk_ovf in %f"): stable across runs.
+    std::string to_string() const;
+};
+
+/// What a signal handler can learn without allocating.
+struct RawTrapInfo {
+    static constexpr size_t kMaxFunctionName = 256;  // including the NUL
+
+    uintptr_t pc = 0;
+    uintptr_t range_start = 0;
+    uint8_t code = 0;  // TrapCode byte; 0: pc is JIT code but not a trap site
+    uint32_t inst = Inst::kReserved;
+    char function[kMaxFunctionName] = {};  // NUL-terminated, possibly truncated
+
+    TrapInfo to_trap_info(int signal) const;
+};
+
+class TrapRegistry {
+public:
+    constexpr TrapRegistry() = default;
+    ~TrapRegistry();
+    TrapRegistry(const TrapRegistry&) = delete;
+    TrapRegistry& operator=(const TrapRegistry&) = delete;
+
+    /// The registry the trap handler consults. Never destroyed, so JIT code
+    /// may still trap while the process exits.
+    static TrapRegistry& global();
+
+    /// Registers the code of `function` at [start, start + size) and its
+    /// trap sites (any order; offsets < size, each offset at most once).
+    /// Ranges must not overlap.
+    std::optional<JitError> register_range(const void* start, size_t size,
+                                           std::string_view function,
+                                           std::vector<TrapSite> sites);
+    /// Removes the range that starts at `start`; false if there is none.
+    /// Call it before the code's memory is released.
+    bool unregister_range(const void* start);
+
+    /// The trap site at `pc`, if any. Locks and allocates: not for handlers.
+    std::optional<TrapInfo> lookup(uintptr_t pc) const;
+    /// The function whose code contains `pc`. Locks and allocates.
+    std::optional<std::string> function_at(uintptr_t pc) const;
+
+    /// Async-signal-safe: no lock, no allocation, bounded time. True if `pc`
+    /// lies in a registered range; then `out` names the function and, if pc
+    /// is a trap site, its code and instruction (out.code == 0 otherwise).
+    bool lookup_raw(uintptr_t pc, RawTrapInfo& out) const noexcept;
+
+    size_t num_ranges() const;
+
+private:
+    struct Range {
+        uintptr_t start = 0;
+        uintptr_t end = 0;
+        std::string function;
+        std::vector<TrapSite> sites;  // sorted by offset
+    };
+    struct Snapshot {
+        std::vector<const Range*> ranges;  // sorted by start
+    };
+
+    /// Publishes a snapshot of `ranges_` and retires the previous one.
+    /// Requires `mutex_`.
+    void publish();
+    /// Frees what was retired if no reader is in flight. Requires `mutex_`.
+    void collect();
+    /// The range starting exactly at `start`. Requires `mutex_`.
+    const Range* find_range(uintptr_t start) const;
+
+    mutable std::mutex mutex_;
+    std::vector<std::unique_ptr<Range>> ranges_;  // writer's copy, sorted by start
+    std::atomic<const Snapshot*> current_{nullptr};
+    mutable std::atomic<size_t> readers_{0};
+    std::vector<std::unique_ptr<const Snapshot>> retired_snapshots_;
+    std::vector<std::unique_ptr<Range>> retired_ranges_;
+};
+
+}  // namespace heron

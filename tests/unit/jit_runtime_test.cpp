@@ -1,0 +1,579 @@
+// Unit tests for the JIT runtime (jit/) and the x86-64 disassembler: W^X code
+// memory, trap sites reported through the signal handler (ud2, division by
+// zero, guard-page loads, stack overflow, nesting, threads), faults that are
+// not traps staying fatal, host symbol lookup. The machine code is written as
+// raw x86-64 bytes, so these tests run only on an x86-64 host.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jit/code_memory.h"
+#include "jit/symbols.h"
+#include "jit/trap_handler.h"
+#include "jit/trap_registry.h"
+#include "tools/disasm_x64.h"
+
+#if defined(__x86_64__)
+
+namespace heron {
+namespace {
+
+/// The permissions ("rw-", "r-x", ...) of the mapping holding `p`, or "".
+std::string page_permissions(const void* p) {
+    auto addr = reinterpret_cast<uintptr_t>(p);
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        std::istringstream in(line);
+        std::string range, perms;
+        in >> range >> perms;
+        auto dash = range.find('-');
+        uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
+        uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+        if (addr >= lo && addr < hi) return perms.substr(0, 3);
+    }
+    return "";
+}
+
+/// A finalized function made of raw bytes, registered with its trap sites
+/// for as long as the object lives.
+class JitCode {
+public:
+    JitCode(CodeMemory& memory, std::vector<uint8_t> bytes, std::string name,
+            std::vector<TrapSite> sites = {})
+        : memory_(memory) {
+        auto region = memory.allocate(bytes.size());
+        EXPECT_TRUE(region.ok());
+        region_ = *region;
+        EXPECT_FALSE(memory.copy_code(region_, 0, bytes).has_value());
+        EXPECT_FALSE(memory.finalize(region_).has_value());
+        auto error = TrapRegistry::global().register_range(region_.code, region_.code_size, name,
+                                                           std::move(sites));
+        EXPECT_FALSE(error.has_value()) << error->message;
+    }
+    ~JitCode() {
+        TrapRegistry::global().unregister_range(region_.code);
+        memory_.release(region_);
+    }
+    JitCode(const JitCode&) = delete;
+    JitCode& operator=(const JitCode&) = delete;
+
+    template <typename Fn>
+    Fn as() const { return reinterpret_cast<Fn>(region_.code); }
+    const uint8_t* code() const { return region_.code; }
+
+private:
+    CodeMemory& memory_;
+    CodeRegion region_;
+};
+
+using BinaryFn = int (*)(int, int);
+using VoidFn = void (*)();
+using LoadFn = int (*)(const int*);
+
+// mov eax, edi; add eax, esi; ret
+const std::vector<uint8_t> kAddBytes = {0x89, 0xf8, 0x01, 0xf0, 0xc3};
+// mov eax, edi; cdq; idiv esi (offset 3); ret
+const std::vector<uint8_t> kDivBytes = {0x89, 0xf8, 0x99, 0xf7, 0xfe, 0xc3};
+// ud2 (offset 0); ret
+const std::vector<uint8_t> kUd2Bytes = {0x0f, 0x0b, 0xc3};
+// mov eax, [rdi] (offset 0); ret
+const std::vector<uint8_t> kLoadBytes = {0x8b, 0x07, 0xc3};
+// call self: recurses until the stack runs out
+const std::vector<uint8_t> kRecurseBytes = {0xe8, 0xfb, 0xff, 0xff, 0xff};
+
+TrapSite site(uint32_t offset, TrapCode code, uint32_t inst) {
+    return TrapSite{offset, code, Inst(inst)};
+}
+
+/// A page that faults on any access, and unmaps itself.
+class GuardPage {
+public:
+    GuardPage() {
+        void* p = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        EXPECT_NE(p, MAP_FAILED);
+        page_ = static_cast<int*>(p);
+    }
+    ~GuardPage() { munmap(page_, 4096); }
+    const int* address() const { return page_ + 4; }
+
+private:
+    int* page_;
+};
+
+// --- code memory --------------------------------------------------------------
+
+TEST(JitCodeMemoryTest, WritableBeforeFinalizeExecutableAfter) {
+    CodeMemory memory;
+    auto region = memory.allocate(kAddBytes.size(), 64);
+    ASSERT_TRUE(region.ok()) << region.error().message;
+    EXPECT_EQ(page_permissions(region->code), "rw-") << "never executable while writable";
+    EXPECT_EQ(page_permissions(region->rodata), "rw-");
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(region->rodata) % 4096, 0u);
+    EXPECT_EQ(region->code[kAddBytes.size()], 0xcc) << "unused code is filled with int3";
+
+    ASSERT_FALSE(memory.copy_code(*region, 0, kAddBytes).has_value());
+    const uint8_t table[4] = {1, 2, 3, 4};
+    ASSERT_FALSE(memory.copy_rodata(*region, 60, table).has_value());
+    ASSERT_FALSE(memory.finalize(*region).has_value());
+    EXPECT_TRUE(memory.is_finalized(*region));
+    EXPECT_EQ(page_permissions(region->code), "r-x") << "never writable once executable";
+    EXPECT_EQ(page_permissions(region->rodata), "r--");
+    EXPECT_EQ(region->rodata[63], 4);
+
+    auto add = reinterpret_cast<BinaryFn>(region->code);
+    EXPECT_EQ(add(40, 2), 42);
+    EXPECT_EQ(add(-7, 3), -4);
+}
+
+TEST(JitCodeMemoryTest, RejectsMisuse) {
+    CodeMemory memory;
+    EXPECT_FALSE(memory.allocate(0).ok());
+    auto region = memory.allocate(8);
+    ASSERT_TRUE(region.ok());
+    const std::vector<uint8_t> nine(9, 0x90);
+    EXPECT_TRUE(memory.copy_code(*region, 0, nine).has_value()) << "past the end";
+    EXPECT_TRUE(memory.copy_code(*region, 9, {}).has_value()) << "offset past the end";
+    EXPECT_TRUE(memory.copy_rodata(*region, 0, kAddBytes).has_value()) << "no data part";
+    ASSERT_FALSE(memory.finalize(*region).has_value());
+    EXPECT_TRUE(memory.finalize(*region).has_value()) << "finalized twice";
+    EXPECT_TRUE(memory.copy_code(*region, 0, kAddBytes).has_value()) << "write after finalize";
+    ASSERT_FALSE(memory.release(*region).has_value());
+    EXPECT_TRUE(memory.release(*region).has_value()) << "released twice";
+    EXPECT_TRUE(memory.finalize(*region).has_value()) << "finalize after release";
+}
+
+TEST(JitCodeMemoryTest, ReleaseOneRegionAndReuse) {
+    CodeMemory memory;
+    JitCode keep(memory, kAddBytes, "keep");
+    auto first = memory.allocate(kAddBytes.size());
+    ASSERT_TRUE(first.ok());
+    ASSERT_FALSE(memory.copy_code(*first, 0, kAddBytes).has_value());
+    ASSERT_FALSE(memory.finalize(*first).has_value());
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(first->code)(1, 2), 3);
+    EXPECT_EQ(memory.num_regions(), 2u);
+
+    ASSERT_FALSE(memory.release(*first).has_value());
+    EXPECT_EQ(memory.num_regions(), 1u);
+    EXPECT_EQ(memory.mapped_bytes(), 4096u);
+    EXPECT_EQ(keep.as<BinaryFn>()(5, 6), 11) << "the other region is untouched";
+
+    // Redefine: new code (mov eax, edi; sub eax, esi; ret) in a new region.
+    const std::vector<uint8_t> sub = {0x89, 0xf8, 0x29, 0xf0, 0xc3};
+    auto second = memory.allocate(sub.size());
+    ASSERT_TRUE(second.ok());
+    ASSERT_FALSE(memory.copy_code(*second, 0, sub).has_value());
+    ASSERT_FALSE(memory.finalize(*second).has_value());
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(second->code)(10, 4), 6);
+}
+
+TEST(JitCodeMemoryTest, DestructionUnmapsEverything) {
+    const uint8_t* code = nullptr;
+    {
+        CodeMemory memory;
+        auto region = memory.allocate(100, 10);
+        ASSERT_TRUE(region.ok());
+        code = region->code;
+        ASSERT_FALSE(memory.finalize(*region).has_value());
+        EXPECT_EQ(page_permissions(code), "r-x");
+        CodeMemory moved = std::move(memory);
+        EXPECT_EQ(moved.num_regions(), 1u);
+        EXPECT_EQ(memory.num_regions(), 0u);  // NOLINT: testing the moved-from state
+    }
+    EXPECT_EQ(page_permissions(code), "") << "still mapped after the CodeMemory died";
+}
+
+// --- trap registry ------------------------------------------------------------
+
+TEST(JitTrapRegistryTest, LooksUpSitesAndRejectsBadRanges) {
+    TrapRegistry registry;
+    alignas(16) static uint8_t code[64];
+    ASSERT_FALSE(registry
+                     .register_range(code, 32, "f",
+                                     {site(20, TrapCode::integer_division_by_zero(), 4),
+                                      site(3, TrapCode::user(7), 1)})
+                     .has_value());
+    auto hit = registry.lookup(reinterpret_cast<uintptr_t>(code + 3));
+    ASSERT_TRUE(hit.has_value());
+    EXPECT_EQ(hit->code, TrapCode::user(7));
+    EXPECT_EQ(hit->function, "f");
+    EXPECT_EQ(hit->offset, 3u);
+    EXPECT_EQ(hit->to_string(), "user7 in %f at inst1");
+    hit = registry.lookup(reinterpret_cast<uintptr_t>(code + 20));
+    ASSERT_TRUE(hit.has_value());
+    EXPECT_EQ(hit->to_string(), "int_divz in %f at inst4");
+    EXPECT_FALSE(registry.lookup(reinterpret_cast<uintptr_t>(code + 4)).has_value());
+    EXPECT_EQ(registry.function_at(reinterpret_cast<uintptr_t>(code + 31)), "f");
+    EXPECT_FALSE(registry.function_at(reinterpret_cast<uintptr_t>(code + 32)).has_value());
+
+    RawTrapInfo raw;
+    EXPECT_TRUE(registry.lookup_raw(reinterpret_cast<uintptr_t>(code + 5), raw));
+    EXPECT_EQ(raw.code, 0) << "in the range, not a site";
+    EXPECT_STREQ(raw.function, "f");
+    EXPECT_FALSE(registry.lookup_raw(reinterpret_cast<uintptr_t>(code + 40), raw));
+
+    EXPECT_TRUE(registry.register_range(code + 16, 32, "g", {}).has_value()) << "overlaps f";
+    EXPECT_TRUE(
+        registry.register_range(code + 32, 8, "g", {site(8, TrapCode::user(1), 0)}).has_value())
+        << "site outside the range";
+    EXPECT_TRUE(registry
+                    .register_range(code + 32, 8, "g",
+                                    {site(2, TrapCode::user(1), 0), site(2, TrapCode::user(2), 1)})
+                    .has_value())
+        << "two sites at one offset";
+    ASSERT_FALSE(registry.register_range(code + 32, 8, "g", {}).has_value()) << "adjacent is fine";
+    EXPECT_EQ(registry.num_ranges(), 2u);
+    EXPECT_TRUE(registry.unregister_range(code));
+    EXPECT_FALSE(registry.unregister_range(code));
+    EXPECT_FALSE(registry.lookup(reinterpret_cast<uintptr_t>(code + 3)).has_value());
+    EXPECT_EQ(registry.num_ranges(), 1u);
+}
+
+// --- traps --------------------------------------------------------------------
+
+TEST(JitTrapTest, Ud2AtSiteReportsUserCodeAndFunction) {
+    CodeMemory memory;
+    JitCode fn(memory, kUd2Bytes, "ud2_user7", {site(0, TrapCode::user(7), 3)});
+    auto result = call_with_traps([&] { fn.as<VoidFn>()(); });
+    EXPECT_FALSE(result.returned());
+    ASSERT_TRUE(result.trap.has_value());
+    EXPECT_EQ(result.trap->code, TrapCode::user(7));
+    EXPECT_EQ(result.trap->function, "ud2_user7");
+    EXPECT_EQ(result.trap->inst, Inst(3));
+    EXPECT_EQ(result.trap->pc, reinterpret_cast<uintptr_t>(fn.code()));
+    EXPECT_EQ(result.trap->signal, SIGILL);
+    EXPECT_EQ(result.trap->to_string(), "user7 in %ud2_user7 at inst3");
+}
+
+TEST(JitTrapTest, DivisionByZeroAtSiteReportsIntDivz) {
+    CodeMemory memory;
+    JitCode div(memory, kDivBytes, "div", {site(3, TrapCode::integer_division_by_zero(), 2)});
+    auto ok = call_with_traps([&] { return div.as<BinaryFn>()(42, 6); });
+    ASSERT_TRUE(ok.returned());
+    EXPECT_EQ(*ok.value, 7);
+    EXPECT_FALSE(ok.trap.has_value());
+
+    auto trapped = call_with_traps([&] { return div.as<BinaryFn>()(42, 0); });
+    EXPECT_FALSE(trapped.returned());
+    ASSERT_TRUE(trapped.trap.has_value());
+    EXPECT_EQ(trapped.trap->to_string(), "int_divz in %div at inst2");
+    EXPECT_EQ(trapped.trap->signal, SIGFPE);
+    EXPECT_EQ(trapped.trap->offset, 3u);
+}
+
+TEST(JitTrapTest, GuardPageLoadAtSiteReportsHeapOob) {
+    CodeMemory memory;
+    JitCode load(memory, kLoadBytes, "load", {site(0, TrapCode::heap_out_of_bounds(), 0)});
+    GuardPage guard;
+    int value = 1234;
+    auto ok = call_with_traps([&] { return load.as<LoadFn>()(&value); });
+    ASSERT_TRUE(ok.returned());
+    EXPECT_EQ(*ok.value, 1234);
+
+    auto trapped = call_with_traps([&] { return load.as<LoadFn>()(guard.address()); });
+    ASSERT_TRUE(trapped.trap.has_value());
+    EXPECT_EQ(trapped.trap->to_string(), "heap_oob in %load at inst0");
+    EXPECT_EQ(trapped.trap->signal, SIGSEGV);
+}
+
+TEST(JitTrapTest, TrapsRepeatedlyAndLongNamesSurvive) {
+    CodeMemory memory;
+    std::string long_name(400, 'x');
+    JitCode fn(memory, kUd2Bytes, long_name, {site(0, TrapCode::user(250), 0)});
+    for (int i = 0; i < 100; ++i) {
+        auto result = call_with_traps([&] { fn.as<VoidFn>()(); });
+        ASSERT_TRUE(result.trap.has_value());
+        EXPECT_EQ(result.trap->code, TrapCode::user(250));
+        EXPECT_EQ(result.trap->function, long_name);
+    }
+}
+
+void overflow_the_stack_and_recover(const JitCode& recurse) {
+    for (int round = 0; round < 2; ++round) {
+        auto result = call_with_traps([&] { recurse.as<VoidFn>()(); });
+        ASSERT_TRUE(result.trap.has_value()) << "round " << round;
+        EXPECT_EQ(result.trap->code, TrapCode::stack_overflow());
+        EXPECT_EQ(result.trap->function, "recurse");
+        EXPECT_FALSE(result.trap->inst.has_value());
+        EXPECT_EQ(result.trap->to_string(), "stk_ovf in %recurse");
+    }
+}
+
+TEST(JitTrapTest, StackOverflowOnMainThreadReportsStkOvf) {
+    // Without a stack limit the recursion would eat all memory first.
+    rlimit limit{};
+    getrlimit(RLIMIT_STACK, &limit);
+    if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > (256u << 20))
+        GTEST_SKIP() << "the main thread's stack limit is unlimited or huge";
+    CodeMemory memory;
+    JitCode recurse(memory, kRecurseBytes, "recurse");
+    overflow_the_stack_and_recover(recurse);
+    // The thread lives on and runs JIT code again.
+    JitCode add(memory, kAddBytes, "add");
+    auto result = call_with_traps([&] { return add.as<BinaryFn>()(2, 3); });
+    ASSERT_TRUE(result.returned());
+    EXPECT_EQ(*result.value, 5);
+}
+
+TEST(JitTrapTest, StackOverflowOnOtherThreadReportsStkOvf) {
+    CodeMemory memory;
+    JitCode recurse(memory, kRecurseBytes, "recurse");
+    std::thread worker([&] { overflow_the_stack_and_recover(recurse); });
+    worker.join();
+}
+
+/// Set by the host function that the outer JIT code calls.
+std::optional<TrapInfo> g_inner_trap;
+BinaryFn g_inner_div = nullptr;
+
+void host_makes_guarded_call() {
+    auto inner = call_with_traps([] { return g_inner_div(1, 0); });
+    g_inner_trap = inner.trap;
+}
+
+TEST(JitTrapTest, NestedGuardedCallsReportToTheInnermost) {
+    CodeMemory memory;
+    JitCode div(memory, kDivBytes, "inner", {site(3, TrapCode::integer_division_by_zero(), 9)});
+    g_inner_div = div.as<BinaryFn>();
+    g_inner_trap.reset();
+
+    // sub rsp, 8; movabs rax, host; call rax; add rsp, 8; ud2 (offset 20); ret
+    std::vector<uint8_t> outer = {0x48, 0x83, 0xec, 0x08, 0x48, 0xb8};
+    auto host = reinterpret_cast<uint64_t>(&host_makes_guarded_call);
+    for (int i = 0; i < 8; ++i) outer.push_back(static_cast<uint8_t>(host >> (8 * i)));
+    for (uint8_t b : {0xff, 0xd0, 0x48, 0x83, 0xc4, 0x08, 0x0f, 0x0b, 0xc3}) outer.push_back(b);
+    JitCode fn(memory, outer, "outer", {site(20, TrapCode::user(2), 5)});
+
+    auto result = call_with_traps([&] { fn.as<VoidFn>()(); });
+    ASSERT_TRUE(g_inner_trap.has_value()) << "the inner call caught its own trap";
+    EXPECT_EQ(g_inner_trap->to_string(), "int_divz in %inner at inst9");
+    ASSERT_TRUE(result.trap.has_value()) << "the outer call caught the later trap";
+    EXPECT_EQ(result.trap->to_string(), "user2 in %outer at inst5");
+
+    // Both recovery points are gone: a normal call still works.
+    auto again = call_with_traps([&] { return div.as<BinaryFn>()(9, 3); });
+    ASSERT_TRUE(again.returned());
+    EXPECT_EQ(*again.value, 3);
+}
+
+TEST(JitTrapTest, ThreadsTrappingConcurrentlyGetTheirOwnReports) {
+    CodeMemory memory;
+    JitCode ud2(memory, kUd2Bytes, "trap_a", {site(0, TrapCode::user(7), 1)});
+    JitCode div(memory, kDivBytes, "trap_b", {site(3, TrapCode::integer_division_by_zero(), 2)});
+    constexpr int kRounds = 300;
+    std::atomic<bool> done{false};
+    std::atomic<int> failures{0};
+
+    std::thread a([&] {
+        for (int i = 0; i < kRounds; ++i) {
+            auto r = call_with_traps([&] { ud2.as<VoidFn>()(); });
+            if (!r.trap || r.trap->to_string() != "user7 in %trap_a at inst1") ++failures;
+        }
+    });
+    std::thread b([&] {
+        for (int i = 0; i < kRounds; ++i) {
+            auto r = call_with_traps([&] { return div.as<BinaryFn>()(i, i % 2); });
+            bool good = i % 2 ? r.returned() && *r.value == i
+                              : r.trap && r.trap->to_string() == "int_divz in %trap_b at inst2";
+            if (!good) ++failures;
+        }
+    });
+    // Meanwhile the registry keeps changing under the handlers' readers.
+    std::thread churn([&] {
+        static uint8_t fake[256];
+        while (!done.load()) {
+            for (int i = 0; i < 16; ++i)
+                TrapRegistry::global().register_range(fake + i * 16, 16, "churn",
+                                                      {site(0, TrapCode::user(1), 0)});
+            for (int i = 0; i < 16; ++i) TrapRegistry::global().unregister_range(fake + i * 16);
+        }
+    });
+    a.join();
+    b.join();
+    done = true;
+    churn.join();
+    EXPECT_EQ(failures.load(), 0);
+}
+
+// --- faults that are not traps stay fatal -------------------------------------
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HERON_SANITIZER_HANDLES_SEGV 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HERON_SANITIZER_HANDLES_SEGV 1
+#endif
+#endif
+
+/// Died of `signo` — or, for SIGSEGV under a sanitizer, whose handler we
+/// chained to, reported it and exited non-zero.
+std::function<bool(int)> died_of(int signo) {
+    return [signo](int status) {
+#ifdef HERON_SANITIZER_HANDLES_SEGV
+        if (signo == SIGSEGV && WIFEXITED(status) && WEXITSTATUS(status) != 0) return true;
+#endif
+        return WIFSIGNALED(status) && WTERMSIG(status) == signo;
+    };
+}
+
+class JitTrapDeathTest : public ::testing::Test {
+protected:
+    void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(JitTrapDeathTest, FaultAtUnregisteredPcInJitCodeIsNotSwallowed) {
+    EXPECT_EXIT(
+        {
+            CodeMemory memory;
+            JitCode load(memory, kLoadBytes, "load_without_site");  // no trap site
+            GuardPage guard;
+            call_with_traps([&] { return load.as<LoadFn>()(guard.address()); });
+        },
+        died_of(SIGSEGV), "");
+}
+
+TEST_F(JitTrapDeathTest, Ud2AtUnregisteredPcIsNotSwallowed) {
+    EXPECT_EXIT(
+        {
+            CodeMemory memory;
+            JitCode fn(memory, kUd2Bytes, "ud2_without_site");
+            call_with_traps([&] { fn.as<VoidFn>()(); });
+        },
+        died_of(SIGILL), "");
+}
+
+TEST_F(JitTrapDeathTest, FaultInHostCodeDuringGuardedCallIsNotSwallowed) {
+    EXPECT_EXIT(
+        {
+            GuardPage guard;
+            call_with_traps([&] { return *static_cast<const volatile int*>(guard.address()); });
+        },
+        died_of(SIGSEGV), "");
+}
+
+void previous_segv_handler(int) { _exit(42); }
+
+TEST_F(JitTrapDeathTest, FaultThatIsNotATrapReachesThePreviousHandler) {
+    EXPECT_EXIT(
+        {
+            signal(SIGSEGV, previous_segv_handler);
+            if (prepare_thread_for_traps()) _exit(1);
+            struct sigaction now {};
+            sigaction(SIGSEGV, nullptr, &now);
+            if (now.sa_handler == previous_segv_handler) _exit(2);  // ours is not in place
+            CodeMemory memory;
+            JitCode load(memory, kLoadBytes, "load_without_site");
+            GuardPage guard;
+            call_with_traps([&] { return load.as<LoadFn>()(guard.address()); });
+        },
+        ::testing::ExitedWithCode(42), "");
+}
+
+TEST_F(JitTrapDeathTest, TrapOutsideAGuardedCallIsNotSwallowed) {
+    EXPECT_EXIT(
+        {
+            if (prepare_thread_for_traps()) _exit(1);
+            CodeMemory memory;
+            JitCode fn(memory, kUd2Bytes, "ud2", {site(0, TrapCode::user(1), 0)});
+            fn.as<VoidFn>()();
+        },
+        died_of(SIGILL), "");
+}
+
+// --- host symbols -------------------------------------------------------------
+
+int host_triple(int x) { return 3 * x; }
+
+TEST(JitSymbolsTest, DefinedThenCallbacksThenProcess) {
+    SymbolResolver symbols;
+    int data = 0;
+    symbols.define("triple", reinterpret_cast<const void*>(&host_triple));
+    symbols.define("data", &data);
+    symbols.add_lookup([](std::string_view name) -> const void* {
+        return name == "from_callback" ? reinterpret_cast<const void*>(&host_triple) : nullptr;
+    });
+    symbols.add_lookup([&](std::string_view name) -> const void* {
+        return name == "from_callback" || name == "second" ? &data : nullptr;
+    });
+
+    EXPECT_EQ(symbols.lookup("triple"), reinterpret_cast<const void*>(&host_triple));
+    EXPECT_EQ(symbols.lookup("data"), &data);
+    EXPECT_EQ(symbols.lookup("from_callback"), reinterpret_cast<const void*>(&host_triple))
+        << "callbacks are asked in the order they were added";
+    EXPECT_EQ(symbols.lookup("second"), &data);
+    EXPECT_EQ(symbols.lookup("qsort"), reinterpret_cast<const void*>(&qsort)) << "dlsym";
+
+    auto missing = symbols.resolve("no_such_symbol_anywhere");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().message, "undefined host symbol 'no_such_symbol_anywhere'");
+
+    symbols.define("qsort", &data);
+    EXPECT_EQ(symbols.lookup("qsort"), &data) << "a defined symbol shadows the process'";
+    symbols.set_use_process_symbols(false);
+    EXPECT_EQ(symbols.lookup("strlen"), nullptr);
+}
+
+TEST(JitSymbolsTest, JitCodeCallsResolvedHostFunction) {
+    SymbolResolver symbols;
+    auto strlen_address = symbols.resolve("strlen");
+    ASSERT_TRUE(strlen_address.ok());
+    // movabs rax, strlen; jmp rax
+    std::vector<uint8_t> bytes = {0x48, 0xb8};
+    auto target = reinterpret_cast<uint64_t>(*strlen_address);
+    for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(target >> (8 * i)));
+    bytes.push_back(0xff);
+    bytes.push_back(0xe0);
+    CodeMemory memory;
+    JitCode fn(memory, bytes, "call_strlen");
+    EXPECT_EQ(fn.as<size_t (*)(const char*)>()("heron"), 5u);
+}
+
+// --- disassembler -------------------------------------------------------------
+
+TEST(DisasmX64Test, PrintsInstructionsBytesAndLabels) {
+    // lea eax, [rdi+rsi]; jmp +2; ud2; ret
+    const uint8_t code[] = {0x8d, 0x04, 0x37, 0xeb, 0x02, 0x0f, 0x0b, 0xc3};
+    std::string text =
+        tools::disassemble_x64(code, sizeof code, 0x1000, {{0, "block0"}, {7, "block1"}});
+    EXPECT_EQ(text,
+              "block0:\n"
+              "  0000:  8d 04 37              lea eax, [rdi+rsi*1]\n"
+              "  0003:  eb 02                 jmp block1\n"
+              "  0005:  0f 0b                 ud2\n"
+              "block1:\n"
+              "  0007:  c3                    ret\n");
+}
+
+TEST(DisasmX64Test, UnlabelledTargetsBadBytesAndStrayLabels) {
+    // add rax, rdi; call +0 (to offset 8); (bad); mov rax, imm64
+    const uint8_t code[] = {0x48, 0x01, 0xf8, 0xe8, 0x00, 0x00, 0x00, 0x00, 0x06,
+                            0x48, 0xb8, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+    std::string text = tools::disassemble_x64(code, sizeof code, 0x400000,
+                                              {{4, "inside"}, {sizeof code, "end"}});
+    EXPECT_EQ(text,
+              "  0000:  48 01 f8              add rax, rdi\n"
+              "  0003:  e8 00 00 00 00        call 0x400008\n"
+              "inside:  ; at 0004, inside an instruction\n"
+              "  0008:  06                    (bad)\n"
+              "  0009:  48 b8 88 77 66 55 44 33 22 11  mov rax, 0x1122334455667788\n"
+              "end:\n");
+}
+
+}  // namespace
+}  // namespace heron
+
+#endif  // __x86_64__
