@@ -1,0 +1,431 @@
+// SSABuilder: Braun et al., "Simple and Efficient Construction of Static
+// Single Assignment Form" (CC 2013), as an explicit state machine. See ssa.h
+// for the cases; this file is the machine and its bookkeeping.
+#include "frontend/ssa.h"
+
+#include <utility>
+
+#include "codegen/ir/cursor.h"
+
+namespace heron {
+
+namespace {
+constexpr uint32_t kNone = ~uint32_t{0};
+}  // namespace
+
+// --- DefTable ----------------------------------------------------------------
+
+DefTable::DefTable() {
+    slots_.resize(64);
+    shift_ = 64 - 6;
+}
+
+void DefTable::clear() {
+    size_ = 0;
+    if (++gen_ != 0) return;
+    // The generation counter wrapped: forget the old generations for real.
+    for (Slot& s : slots_) s.gen = 0;
+    gen_ = 1;
+}
+
+uint32_t DefTable::slot_of(uint64_t key) const {
+    return static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+}
+
+PackedOption<Value> DefTable::get(Variable var, Block block) const {
+    uint64_t key = (uint64_t{var.index()} << 32) | block.index();
+    uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
+    for (uint32_t i = slot_of(key);; i = (i + 1) & mask) {
+        const Slot& s = slots_[i];
+        if (s.gen != gen_) return std::nullopt;
+        if (s.var == var.index() && s.block == block.index()) return Value(s.value);
+    }
+}
+
+void DefTable::set(Variable var, Block block, Value value) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    uint64_t key = (uint64_t{var.index()} << 32) | block.index();
+    uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
+    for (uint32_t i = slot_of(key);; i = (i + 1) & mask) {
+        Slot& s = slots_[i];
+        if (s.gen != gen_) {
+            s = Slot{var.index(), block.index(), value.index(), gen_};
+            ++size_;
+            return;
+        }
+        if (s.var == var.index() && s.block == block.index()) {
+            s.value = value.index();
+            return;
+        }
+    }
+}
+
+void DefTable::grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    --shift_;
+    size_ = 0;
+    for (const Slot& s : old) {
+        if (s.gen == gen_) set(Variable(s.var), Block(s.block), Value(s.value));
+    }
+}
+
+// --- SSABuilder: bookkeeping ---------------------------------------------------
+
+SSABuilder::SSABuilder() : user_head_(kNone), user_tail_(kNone) {}
+
+void SSABuilder::clear() {
+    blocks_.clear();
+    pred_block_pool_.clear();
+    pred_inst_pool_.clear();
+    undef_pool_.clear();
+    defs_.clear();
+    last_def_.clear();
+    param_var_.clear();
+    calls_.clear();
+    results_.clear();
+    walk_mark_.clear();
+    walk_gen_ = 0;
+    user_nodes_.clear();
+    user_head_.clear();
+    user_tail_.clear();
+    worklist_.clear();
+    side_effects_.clear();
+    removed_params_.clear();
+}
+
+void SSABuilder::declare_block_predecessor(Block dest, Block pred, Inst branch) {
+    HERON_ASSERT(!blocks_[dest].sealed && "a sealed block gets no new predecessors");
+    BlockData& d = blocks_[dest];
+    d.pred_blocks.push(pred, pred_block_pool_);
+    d.pred_insts.push(branch, pred_inst_pool_);
+}
+
+void SSABuilder::def_var(Variable var, Value value, Block block) {
+    defs_.set(var, block, value);
+    last_def_[var] = LastDef{block, value};
+}
+
+PackedOption<Value> SSABuilder::find_def(Function& func, Variable var, Block block) {
+    const LastDef& last = std::as_const(last_def_)[var];
+    PackedOption<Value> v = last.block == block ? last.value : defs_.get(var, block);
+    if (!v) return v;
+    return resolve(func.dfg, *v);
+}
+
+// Follows aliases to the real value and points every alias on the way
+// straight at it (path compression): removing parameters one after another
+// builds alias chains as long as the function, and walking them again for
+// every lookup would be quadratic.
+Value SSABuilder::resolve(DataFlowGraph& dfg, Value v) {
+    Value real = dfg.resolve_aliases(v);
+    while (v != real && dfg.value_is_alias(v)) {
+        Value next(dfg.value_def(v).owner);
+        dfg.change_to_alias(v, real);
+        v = next;
+    }
+    return real;
+}
+
+uint32_t SSABuilder::next_walk_mark() {
+    if (++walk_gen_ == 0) {
+        walk_mark_.clear();
+        walk_gen_ = 1;
+    }
+    return walk_gen_;
+}
+
+// --- the state machine -----------------------------------------------------------
+
+SSABuilder::UseVarResult SSABuilder::use_var(Function& func, Variable var, Type ty, Block block) {
+    // The common case first: a definition in this very block.
+    if (auto v = find_def(func, var, block)) return {*v, 0};
+    size_t before = side_effects_.undefined_reads.size();
+    calls_.push_back(Call{Call::Kind::UseVar, block, Value()});
+    Value v = run(func, var, ty);
+    return {v, static_cast<uint32_t>(side_effects_.undefined_reads.size() - before)};
+}
+
+Value SSABuilder::run(Function& func, Variable var, Type ty) {
+    while (!calls_.empty()) {
+        Call call = calls_.back();
+        calls_.pop_back();
+        switch (call.kind) {
+        case Call::Kind::UseVar:
+            use_var_step(func, var, ty, call.block);
+            break;
+        case Call::Kind::AssignDef:
+            def_var(var, results_.back(), call.block);
+            break;
+        case Call::Kind::FinishLookup:
+            finish_lookup(func, var, call.sentinel, call.block);
+            break;
+        }
+    }
+    HERON_ASSERT(results_.size() == 1 && "the state machine leaves exactly one result");
+    Value v = results_.back();
+    results_.pop_back();
+    return v;
+}
+
+// Finds the value of `var` at the end of `block` and pushes it (possibly
+// after more calls). Chains of sealed single-predecessor blocks are walked
+// here in a loop; each block walked gets the found value recorded (the
+// AssignDef calls), so no chain is walked twice for one variable. The walk
+// marks blocks so that a cycle of single-predecessor blocks (only possible
+// in unreachable code) ends in the parameter case, which breaks it.
+void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block) {
+    uint32_t mark = next_walk_mark();
+    Block b = block;
+    for (;;) {
+        if (auto v = find_def(func, var, b)) {
+            results_.push_back(*v);
+            return;
+        }
+        const BlockData& d = std::as_const(blocks_)[b];
+        if (!d.sealed || d.pred_blocks.size(pred_block_pool_) != 1 || walk_mark_[b] == mark) break;
+        walk_mark_[b] = mark;
+        calls_.push_back(Call{Call::Kind::AssignDef, b, Value()});
+        b = d.pred_blocks.get(0, pred_block_pool_);
+    }
+
+    const BlockData& d = std::as_const(blocks_)[b];
+    if (!d.sealed) {
+        // Not all predecessors are known: a parameter now, its arguments at
+        // seal_block.
+        Value param = func.dfg.append_block_param(b, ty);
+        param_var_[param] = var;
+        blocks_[b].undef.push(param, undef_pool_);
+        def_var(var, param, b);
+        results_.push_back(param);
+        return;
+    }
+    if (d.pred_blocks.empty()) {
+        // The entry block, or a block nothing jumps to: no definition reaches.
+        Value zero = make_zero(func, var, ty, b);
+        def_var(var, zero, b);
+        results_.push_back(zero);
+        return;
+    }
+    // Several predecessors (or a cycle of single ones): the parameter is
+    // recorded as the block's definition before the predecessors are looked
+    // up, so a lookup that comes back around the cycle finds it.
+    Value param = func.dfg.append_block_param(b, ty);
+    param_var_[param] = var;
+    def_var(var, param, b);
+    begin_lookup(func, var, ty, b, param);
+}
+
+void SSABuilder::begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel) {
+    calls_.push_back(Call{Call::Kind::FinishLookup, block, sentinel});
+    const BlockData& d = std::as_const(blocks_)[block];
+    uint32_t n = d.pred_blocks.size(pred_block_pool_);
+    // Pushed last-first, so they run (and their results land) in order.
+    for (uint32_t i = n; i-- > 0;) {
+        calls_.push_back(Call{Call::Kind::UseVar, d.pred_blocks.get(i, pred_block_pool_), Value()});
+    }
+}
+
+// The results of every predecessor of `dest` are on top of the result stack,
+// in predecessor order. Either they differ (the parameter stays and each
+// branch passes its value) or they are all one value or the parameter itself
+// (the parameter goes away and becomes an alias of that value, or of a zero
+// constant if nothing but the parameter itself reaches it).
+void SSABuilder::finish_lookup(Function& func, Variable var, Value sentinel, Block dest) {
+    uint32_t n = num_predecessors(dest);
+    HERON_ASSERT(results_.size() >= n);
+    size_t base = results_.size() - n;
+    Value same;
+    bool several = false;
+    for (size_t i = base; i < results_.size(); ++i) {
+        Value r = resolve(func.dfg, results_[i]);
+        results_[i] = r;
+        if (r == sentinel || r == same) continue;
+        if (same.is_valid()) several = true;
+        same = r;
+    }
+    if (several) {
+        append_branch_args(func, dest, std::span<const Value>(results_.data() + base, n));
+        results_.resize(base);
+        results_.push_back(sentinel);
+        return;
+    }
+    results_.resize(base);
+    if (!same.is_valid()) same = make_zero(func, var, func.dfg.value_type(sentinel), dest);
+    remove_param(func, dest, sentinel, same);
+    results_.push_back(same);
+}
+
+void SSABuilder::append_branch_args(Function& func, Block dest, std::span<const Value> args) {
+    ValueListPool& pool = func.dfg.value_lists;
+    for (uint32_t i = 0; i < args.size(); ++i) {
+        Inst branch = predecessor_branch(dest, i);
+        for (BlockCall& call : func.dfg.branch_destinations_mut(branch)) {
+            if (call.block(pool) == dest) call.append_arg(args[i], pool);
+        }
+    }
+}
+
+void SSABuilder::remove_param(Function& func, Block block, Value param, Value replacement) {
+    ValueDef def = func.dfg.value_def(param);
+    HERON_ASSERT(def.is_param() && def.block() == block && "only a parameter of the block can go");
+    func.dfg.remove_block_param(block, def.num);
+    func.dfg.change_to_alias(param, replacement);
+    removed_params_.push_back(param);
+}
+
+Value SSABuilder::make_zero(Function& func, Variable var, Type ty, Block block) {
+    if (!func.layout.is_block_inserted(block)) func.layout.append_block(block);
+    FuncCursor cur(func);
+    cur.at_first_inst(block);
+    Value zero;
+    if (ty == types::F32) {
+        zero = cur.ins().f32const(Ieee32{});
+    } else if (ty == types::F64) {
+        zero = cur.ins().f64const(Ieee64{});
+    } else {
+        zero = cur.ins().iconst(ty, 0);
+    }
+    bool unreachable = func.layout.entry_block() != std::optional<Block>(block);
+    side_effects_.undefined_reads.push_back(UndefinedRead{var, block, zero, unreachable});
+    return zero;
+}
+
+uint32_t SSABuilder::seal_block(Block block, Function& func) {
+    if (std::as_const(blocks_)[block].sealed) return 0;
+    size_t before = side_effects_.undefined_reads.size();
+    // Lookups below never add to this block's list: each is for a variable
+    // that already has its parameter (and definition) here.
+    uint32_t n = std::as_const(blocks_)[block].undef.size(undef_pool_);
+    for (uint32_t i = 0; i < n; ++i) {
+        Value param = blocks_[block].undef.get(i, undef_pool_);
+        Variable var = param_var_[param];
+        begin_lookup(func, var, func.dfg.value_type(param), block, param);
+        run(func, var, func.dfg.value_type(param));
+    }
+    blocks_[block].undef.clear(undef_pool_);
+    blocks_[block].sealed = true;
+    return static_cast<uint32_t>(side_effects_.undefined_reads.size() - before);
+}
+
+uint32_t SSABuilder::seal_all_blocks(Function& func) {
+    uint32_t reads = 0;
+    for (uint32_t i = 0; i < func.dfg.num_blocks(); ++i) reads += seal_block(Block(i), func);
+    return reads;
+}
+
+// --- the final clean-up ------------------------------------------------------------
+
+void SSABuilder::add_user(Value used, Value user) {
+    uint32_t node = static_cast<uint32_t>(user_nodes_.size());
+    user_nodes_.push_back(UserNode{user, kNone});
+    if (user_head_[used] == kNone) {
+        user_head_[used] = node;
+    } else {
+        user_nodes_[user_tail_[used]].next = node;
+    }
+    user_tail_[used] = node;
+}
+
+// True if every incoming argument of `param` is one value or `param`
+// itself; that value (or none, if only itself) goes to `same`.
+bool SSABuilder::unique_incoming(Function& func, Value param, Value& same) {
+    ValueDef def = func.dfg.value_def(param);
+    Block block = def.block();
+    ValueListPool& pool = func.dfg.value_lists;
+    same = Value();
+    uint32_t n = num_predecessors(block);
+    for (uint32_t i = 0; i < n; ++i) {
+        for (const BlockCall& call : func.dfg.branch_destinations(predecessor_branch(block, i))) {
+            if (call.block(pool) != block || def.num >= call.num_args(pool)) continue;
+            Value a = resolve(func.dfg, call.arg(def.num, pool));
+            if (a == param || a == same) continue;
+            if (same.is_valid()) return false;
+            same = a;
+        }
+    }
+    return true;
+}
+
+void SSABuilder::flatten_aliases(Function& func) {
+    for (Value v : removed_params_) resolve(func.dfg, v);
+}
+
+uint32_t SSABuilder::remove_redundant_params(Function& func) {
+    DataFlowGraph& dfg = func.dfg;
+    ValueListPool& pool = dfg.value_lists;
+    worklist_.clear();
+    user_nodes_.clear();
+    user_head_.clear();
+    user_tail_.clear();
+
+    for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
+        for (Value p : dfg.block_params(Block(b))) {
+            if (is_ssa_param(p)) worklist_.push_back(p);
+        }
+    }
+    // Who passes which SSA parameter to which: removing a parameter wakes
+    // the parameters it was an argument of.
+    for (Value p : worklist_) {
+        ValueDef def = dfg.value_def(p);
+        uint32_t n = num_predecessors(def.block());
+        for (uint32_t i = 0; i < n; ++i) {
+            for (const BlockCall& call : dfg.branch_destinations(predecessor_branch(def.block(), i))) {
+                if (call.block(pool) != def.block() || def.num >= call.num_args(pool)) continue;
+                Value a = resolve(dfg, call.arg(def.num, pool));
+                if (a != p && is_ssa_param(a) && dfg.value_def(a).is_param()) add_user(a, p);
+            }
+        }
+    }
+
+    uint32_t removed = 0;
+    while (!worklist_.empty()) {
+        Value p = worklist_.back();
+        worklist_.pop_back();
+        ValueDef def = dfg.value_def(p);
+        if (!def.is_param()) continue;  // already removed
+        Value same;
+        if (!unique_incoming(func, p, same)) continue;
+        Block block = def.block();
+        if (!same.is_valid()) same = make_zero(func, param_var_[p], dfg.value_type(p), block);
+        uint32_t n = num_predecessors(block);
+        for (uint32_t i = 0; i < n; ++i) {
+            for (BlockCall& call : dfg.branch_destinations_mut(predecessor_branch(block, i))) {
+                if (call.block(pool) == block && def.num < call.num_args(pool)) call.remove_arg(def.num, pool);
+            }
+        }
+        remove_param(func, block, p, same);
+        ++removed;
+        // Wake the parameters `p` was passed to, and hand them to `same`
+        // (they pass `same` now). Users that are gone, or are `same`
+        // itself, are dropped here, so the lists stay short along a
+        // cascade of removals.
+        uint32_t kept_head = kNone, kept_tail = kNone;
+        for (uint32_t node = user_head_[p]; node != kNone;) {
+            uint32_t next = user_nodes_[node].next;
+            Value user = user_nodes_[node].user;
+            if (user != same && dfg.value_def(user).is_param()) {
+                worklist_.push_back(user);
+                user_nodes_[node].next = kNone;
+                if (kept_tail == kNone) {
+                    kept_head = node;
+                } else {
+                    user_nodes_[kept_tail].next = node;
+                }
+                kept_tail = node;
+            }
+            node = next;
+        }
+        user_head_[p] = kNone;
+        if (kept_head == kNone || !is_ssa_param(same) || !dfg.value_def(same).is_param()) continue;
+        if (user_head_[same] == kNone) {
+            user_head_[same] = kept_head;
+        } else {
+            user_nodes_[user_tail_[same]].next = kept_head;
+        }
+        user_tail_[same] = kept_tail;
+    }
+    return removed;
+}
+
+}  // namespace heron

@@ -1,0 +1,204 @@
+// SSABuilder: turns definitions and uses of Variables into SSA values and
+// block parameters while a function is being built, following
+// M. Braun, S. Buchwald, S. Hack, R. Leißa, C. Mallon, A. Zwinkau,
+// "Simple and Efficient Construction of Static Single Assignment Form",
+// CC 2013.
+//
+// Per (variable, block) the builder remembers the last definition; per block
+// its predecessors (block + branch instruction), whether it is sealed (all
+// predecessors known) and the parameters it had to create before it was
+// sealed. A use with no local definition looks into the predecessors:
+//
+//   sealed, one predecessor   -> the predecessor's value, no parameter (a
+//                                chain of such blocks is walked in a loop
+//                                that stops at the first definition; the
+//                                found value is cached in every block walked,
+//                                so each lookup costs O(blocks newly walked))
+//   sealed, several / a cycle -> a block parameter first (it breaks cycles),
+//                                then every predecessor is looked up
+//   sealed, none              -> a zero constant (undefined / unreachable)
+//   not sealed                -> a block parameter, resolved at seal_block
+//
+// The lookup never recurses: it is a state machine over an explicit call
+// stack and result stack (`calls_`, `results_`), so a chain of a million
+// blocks needs no native stack. A parameter whose incoming arguments are all
+// one value (or itself) is removed and becomes an alias of that value; what
+// the local check cannot see (a parameter made redundant by removing another)
+// `remove_redundant_params` cleans up once every block is sealed.
+//
+// Definitions live in a hash table keyed by (variable, block) with a
+// per-variable cache of the last definition, so memory is proportional to
+// the definitions made, never variables x blocks. Every table is kept on
+// clear(), so building the next function allocates nothing new.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "codegen/ir/function.h"
+#include "frontend/variable.h"
+
+namespace heron {
+
+/// A variable read where no definition reaches: the builder placed a zero
+/// constant of the variable's type at the top of `block` instead.
+struct UndefinedRead {
+    Variable var;
+    Block block;       // where the zero constant lives
+    Value zero;        // the constant
+    bool unreachable;  // true: `block` cannot be reached from the entry (dead code);
+                       // false: some path from the entry defines nothing (a real bug)
+};
+
+/// What the SSA builder did besides returning values. The list grows for
+/// the whole function; use_var / seal_block say how many entries they added.
+struct SideEffects {
+    std::vector<UndefinedRead> undefined_reads;
+
+    void clear() { undefined_reads.clear(); }
+};
+
+/// The definitions of every (variable, block) pair: open addressing with
+/// linear probing. Slots carry the generation they were written in, so
+/// clear() is O(1) and keeps the memory.
+class DefTable {
+public:
+    DefTable();
+    void clear();
+    PackedOption<Value> get(Variable var, Block block) const;
+    void set(Variable var, Block block, Value value);
+    uint32_t size() const { return size_; }
+
+private:
+    struct Slot {
+        uint32_t var = 0, block = 0, value = 0, gen = 0;
+    };
+    uint32_t slot_of(uint64_t key) const;
+    void grow();
+
+    std::vector<Slot> slots_;
+    uint32_t gen_ = 1;
+    uint32_t size_ = 0;
+    uint32_t shift_ = 0;  // 64 - log2(capacity)
+};
+
+class SSABuilder {
+public:
+    SSABuilder();
+
+    /// Forgets the function but keeps every table's memory.
+    void clear();
+
+    /// Records that `branch` (already in the layout, in `pred`) jumps to
+    /// `dest`. Once per (branch, destination) even if the branch names the
+    /// block several times. `dest` must not be sealed.
+    void declare_block_predecessor(Block dest, Block pred, Inst branch);
+
+    /// `value` is now the value of `var` at the end of `block` (so far).
+    void def_var(Variable var, Value value, Block block);
+
+    struct UseVarResult {
+        Value value;
+        uint32_t new_undefined_reads;  // entries appended to side_effects()
+    };
+    /// The value of `var` at the current end of `block`; may add block
+    /// parameters, branch arguments and zero constants to `func`.
+    UseVarResult use_var(Function& func, Variable var, Type ty, Block block);
+
+    /// Declares that every predecessor of `block` is known and resolves the
+    /// parameters created while it was not. Returns the number of undefined
+    /// reads this found; sealing a sealed block does nothing.
+    uint32_t seal_block(Block block, Function& func);
+    /// Seals every block of `func` not yet sealed.
+    uint32_t seal_all_blocks(Function& func);
+
+    bool is_sealed(Block block) const { return blocks_[block].sealed; }
+    uint32_t num_predecessors(Block block) const { return blocks_[block].pred_blocks.size(pred_block_pool_); }
+    Block predecessor_block(Block block, uint32_t i) const {
+        return blocks_[block].pred_blocks.get(i, pred_block_pool_);
+    }
+    Inst predecessor_branch(Block block, uint32_t i) const {
+        return blocks_[block].pred_insts.get(i, pred_inst_pool_);
+    }
+    /// True if `value` is a block parameter this builder created.
+    bool is_ssa_param(Value value) const { return param_var_[value].is_valid(); }
+    /// The parameters that were removed and became aliases, in order
+    /// (finalize resolves every use of them and then detaches them).
+    std::span<const Value> removed_params() const { return removed_params_; }
+    /// Points every removed parameter straight at its final value, so that
+    /// resolving any alias afterwards is one step.
+    void flatten_aliases(Function& func);
+
+    const SideEffects& side_effects() const { return side_effects_; }
+
+    /// After every block is sealed: removes each SSA parameter whose
+    /// incoming arguments are all one value or itself, repeating until none
+    /// is left (removing one can make another redundant). Returns how many
+    /// it removed.
+    uint32_t remove_redundant_params(Function& func);
+
+private:
+    struct BlockData {
+        EntityList<Block> pred_blocks;
+        EntityList<Inst> pred_insts;
+        EntityList<Value> undef;  // parameters made while unsealed, in order
+        bool sealed = false;
+    };
+    struct Call {
+        enum class Kind : uint8_t {
+            UseVar,        // push the value of the variable at the end of `block`
+            AssignDef,     // record the top result as the value at the end of `block`
+            FinishLookup,  // all predecessors of `block` are on the result stack
+        };
+        Kind kind;
+        Block block;
+        Value sentinel;  // FinishLookup: the parameter being resolved
+    };
+    struct LastDef {
+        PackedOption<Block> block;
+        PackedOption<Value> value;
+    };
+
+    PackedOption<Value> find_def(Function& func, Variable var, Block block);
+    Value resolve(DataFlowGraph& dfg, Value v);
+    Value run(Function& func, Variable var, Type ty);
+    void use_var_step(Function& func, Variable var, Type ty, Block block);
+    void begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel);
+    void finish_lookup(Function& func, Variable var, Value sentinel, Block dest);
+    void append_branch_args(Function& func, Block dest, std::span<const Value> args);
+    void remove_param(Function& func, Block block, Value param, Value replacement);
+    Value make_zero(Function& func, Variable var, Type ty, Block block);
+    uint32_t next_walk_mark();
+    // remove_redundant_params helpers
+    bool unique_incoming(Function& func, Value param, Value& same);
+    void add_user(Value used, Value user);
+
+    SecondaryMap<Block, BlockData> blocks_;
+    ListPool<Block> pred_block_pool_;
+    ListPool<Inst> pred_inst_pool_;
+    ListPool<Value> undef_pool_;
+
+    DefTable defs_;
+    SecondaryMap<Variable, LastDef> last_def_;
+    SecondaryMap<Value, Variable> param_var_;  // SSA parameter -> its variable
+
+    std::vector<Call> calls_;
+    std::vector<Value> results_;
+    SecondaryMap<Block, uint32_t> walk_mark_;
+    uint32_t walk_gen_ = 0;
+
+    // remove_redundant_params: users of each SSA parameter as linked lists.
+    struct UserNode {
+        Value user;
+        uint32_t next;
+    };
+    std::vector<UserNode> user_nodes_;
+    SecondaryMap<Value, uint32_t> user_head_, user_tail_;
+    std::vector<Value> worklist_;
+
+    SideEffects side_effects_;
+    std::vector<Value> removed_params_;
+};
+
+}  // namespace heron
