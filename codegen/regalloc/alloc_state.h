@@ -1,0 +1,169 @@
+// The allocator's private state (Context::Impl) and the phases that share it:
+//
+//   build_liveness   validate the input; use positions, live ranges and fixed
+//                    register ranges of every vreg (liveness.cpp)
+//   linear_scan      assign each interval a register or a spill slot,
+//                    splitting intervals where needed (linear_scan.cpp)
+//   resolve          operand allocations, split/edge/fixup moves (resolve.cpp)
+//
+// The design follows Wimmer and Franz, "Linear Scan Register Allocation on SSA
+// Form" (CGO 2010) and Wimmer and Mössenböck, "Optimized Interval Splitting in
+// a Linear Scan Register Allocator" (VEE 2005).
+//
+// Positions. Instruction i owns four positions:
+//     4i   Before(i): moves at Before(i) happen here
+//     4i+1 early:     Early uses read, Early defs written
+//     4i+2 late:      Late defs written, Late uses still read
+//     4i+3 After(i):  moves at After(i)
+// A live range is a half-open interval of positions. An Early use keeps its
+// value live to 4i+2, a Late use to 4i+3; a Late def starts at 4i+2, an Early
+// def at 4i+1. So an Early use and a Late def of one instruction do not
+// overlap (they may share a register) while anything involving an Early def
+// or a Late use does. Intervals are only split at Before points (multiples of
+// 4), where the resolver inserts the moves.
+//
+// Fixed operands do not pin a vreg's interval to the register: the operand
+// gets the register, and a copy at Before(i) (uses) or After(i) (defs) moves
+// the value between the interval's location and the register. The register is
+// reserved for that instruction by a "fixed range" that belongs to the vreg,
+// so the vreg's own interval may live in the register (no copy) while no other
+// interval may. Clobbers are fixed ranges [4i+2, 4i+3) that belong to nobody.
+// A Reuse def starts at 4i+1 and reads its input with a copy at Before(i); when
+// the input dies at the instruction the two intervals touch and the copy
+// disappears if they get the same register (a hint asks for that).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/regalloc/moves.h"
+#include "codegen/regalloc/regalloc.h"
+
+namespace heron::ra {
+
+inline constexpr uint32_t kNone = ~uint32_t{0};
+inline constexpr uint32_t kMaxPos = ~uint32_t{0} - 8;
+inline constexpr uint8_t kNoHint = 0xff;
+inline constexpr unsigned kNumPRegs = kNumRegClasses * kMaxRegsPerClass;
+
+inline uint32_t pos_before(uint32_t inst) { return inst * 4; }
+inline uint32_t pos_early(uint32_t inst) { return inst * 4 + 1; }
+inline uint32_t pos_late(uint32_t inst) { return inst * 4 + 2; }
+inline uint32_t pos_after(uint32_t inst) { return inst * 4 + 3; }
+inline uint32_t floor_before(uint32_t pos) { return pos & ~uint32_t{3}; }
+
+/// A place where an interval is read or written, with what it needs there.
+struct UsePos {
+    uint32_t pos = 0;
+    uint32_t live_to = 0;  // the value must stay live up to here (exclusive)
+    uint8_t must_reg = 0;  // needs a register at `pos`
+    uint8_t hint = kNoHint;  // preferred register (hw) of a Fixed operand
+    uint8_t kind = 0;  // kUseOp, kUseDef or kUseEdge
+};
+inline constexpr uint8_t kUseOp = 0;    // an operand reads the value
+inline constexpr uint8_t kUseDef = 1;   // the definition (operand or block parameter)
+inline constexpr uint8_t kUseEdge = 2;  // a branch passes the value to a successor
+
+struct Range {
+    uint32_t from = 0, to = 0;
+};
+
+/// A register reserved for [from, to) for `owner` (a vreg index; kNone for
+/// clobbers).
+struct FixedRange {
+    uint32_t from = 0, to = 0;
+    uint32_t owner = kNone;
+};
+
+/// A piece of a vreg's lifetime with one location. Its ranges are the vreg's
+/// ranges [range_begin, range_end) clipped to [start, end); its use positions
+/// are uses[use_begin, use_end).
+struct Interval {
+    uint32_t vreg = kNone;
+    RegClass cls = RegClass::Int;
+    uint32_t start = 0, end = 0;
+    uint32_t range_begin = 0, range_end = 0;
+    uint32_t use_begin = 0, use_end = 0;
+    uint32_t cursor = 0;  // first range that may still contain the scan position
+    uint32_t prev = kNone, next = kNone;  // neighbouring pieces of the same vreg
+    Allocation loc;
+};
+
+struct Context::Impl {
+    const Function* func = nullptr;
+    const MachineEnv* env = nullptr;
+
+    // Per instruction / block.
+    std::vector<uint32_t> inst_block;
+    std::vector<uint8_t> block_depth;  // loop depth clamped for weights and split choice
+
+    // Per vreg.
+    std::vector<uint32_t> def_pos, def_block;
+    std::vector<uint32_t> raw_uses;  // operand uses + branch-argument uses
+    std::vector<uint32_t> use_begin;  // CSR into uses
+    std::vector<UsePos> uses;
+    std::vector<double> use_weight;   // prefix sums over `uses` (global running sum)
+    std::vector<uint32_t> next_must;  // first must_reg use at or after k in the same vreg (or its end)
+    std::vector<uint32_t> range_begin;  // CSR into ranges
+    std::vector<Range> ranges;
+    std::vector<uint32_t> first_interval;
+    std::vector<uint32_t> spill_slot;
+    std::vector<uint32_t> hint_vreg, hint_pos;
+
+    // Live-in vregs (without block parameters) per block, CSR.
+    std::vector<uint32_t> livein_begin, livein;
+
+    // Registers.
+    std::vector<FixedRange> fixed[kNumPRegs];
+    bool allocatable[kNumPRegs] = {};
+
+    std::vector<Interval> intervals;
+
+    // Liveness scratch.
+    std::vector<uint32_t> li_stamp, lo_stamp, lu_stamp, lu_end, work;
+    std::vector<std::pair<uint32_t, uint32_t>> livein_pairs;
+    std::vector<Range> tmp_ranges;
+    std::vector<uint32_t> counts;
+
+    // Split-position choice: sparse table of the shallowest block (latest on
+    // ties) over block ranges.
+    std::vector<uint32_t> rmq;
+    uint32_t rmq_levels = 0;
+
+    // Linear scan.
+    std::vector<std::pair<uint32_t, uint32_t>> unhandled;  // min-heap of (start, interval)
+    uint32_t active[kNumPRegs];
+    std::vector<uint32_t> inactive[kNumPRegs];
+    uint32_t fixed_cursor[kNumPRegs];
+    std::vector<std::pair<uint32_t, uint32_t>> free_slots;  // min-heap of (free from, slot)
+    uint32_t num_slots = 0;
+    uint32_t num_splits = 0;
+
+    // Resolution.
+    std::vector<uint32_t> piece_begin, pieces;
+    struct KeyedEdit {
+        uint64_t key;
+        Edit edit;
+    };
+    std::vector<KeyedEdit> keyed;
+    std::vector<Edit> seq;
+    ParallelMoves pmoves;
+    struct PendingMove {
+        uint32_t point_key;  // ProgPoint bits * 8 + phase
+        Allocation from, to;
+        RegClass cls;
+    };
+    std::vector<PendingMove> split_moves;
+    uint32_t emergency_slot = kNoSlot;
+
+    uint32_t block_start(uint32_t b) const { return pos_before(func->block_insts_begin[b]); }
+    uint32_t block_end(uint32_t b) const { return pos_before(func->block_insts_begin[b + 1]); }
+    uint32_t block_of(uint32_t pos) const { return inst_block[pos / 4]; }
+};
+
+std::string build_liveness(Context::Impl& s);
+std::string linear_scan(Context::Impl& s);
+void resolve(Context::Impl& s, Output& out);
+
+}  // namespace heron::ra

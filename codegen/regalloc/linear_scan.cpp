@@ -1,0 +1,474 @@
+// Linear scan over lifetime intervals with splitting, after Wimmer and
+// Mössenböck, "Optimized Interval Splitting in a Linear Scan Register
+// Allocator" (VEE 2005), on SSA form as in Wimmer and Franz (CGO 2010).
+//
+// Intervals are taken in order of their start. Each allocatable register has
+// at most one active interval (covering the current position), a list of
+// inactive ones (assigned to it but in a lifetime hole), and its fixed ranges.
+// For the current interval:
+//  - try_free: the register that stays free longest (a hint first, then the
+//    environment's order). Free to the end: take it; free for a while: take it
+//    and split the interval before it stops being free.
+//  - allocate_blocked: otherwise either spill the current interval up to its
+//    next use that needs a register, or evict the intervals holding the
+//    cheapest register. Costs are spill weights: uses weighted by 10^loop
+//    depth per instruction of remaining lifetime, so loop-heavy values keep
+//    their registers and long idle stretches are spilled first.
+// Split positions are chosen like Wimmer's: a block boundary of lower loop
+// depth between the last and the next use, else as late as possible, so that
+// reloads and stores move out of loops. Each vreg gets at most one spill slot;
+// slots are shared by vregs whose lifetimes do not overlap.
+//
+// Cost: each step looks at the registers of one class and their inactive
+// lists; range and use lookups are binary searches, so the whole scan is
+// O((intervals + splits) * (registers + inactive) * log n).
+#include <algorithm>
+#include <cassert>
+
+#include "codegen/regalloc/alloc_state.h"
+
+namespace heron::ra {
+namespace {
+
+class Scan {
+public:
+    explicit Scan(Context::Impl& s) : s_(s), iv_(s.intervals) {}
+    std::string run();
+
+private:
+    uint32_t eff_from(const Interval& it, uint32_t k) const { return std::max(s_.ranges[k].from, it.start); }
+    uint32_t eff_to(const Interval& it, uint32_t k) const { return std::min(s_.ranges[k].to, it.end); }
+    void advance_cursor(Interval& it, uint32_t pos) const {
+        while (it.cursor < it.range_end && eff_to(it, it.cursor) <= pos) ++it.cursor;
+    }
+    bool covers(Interval& it, uint32_t pos) const {
+        advance_cursor(it, pos);
+        return it.cursor < it.range_end && eff_from(it, it.cursor) <= pos;
+    }
+    uint32_t next_intersection(const Interval& a, const Interval& b) const;
+    uint32_t next_fixed(unsigned reg, const Interval& it) const;
+    uint32_t first_use_index(const Interval& it, uint32_t pos) const;
+    uint32_t first_must(const Interval& it, uint32_t pos) const;
+    double density(const Interval& it, uint32_t pos) const;
+    uint32_t optimal_split(uint32_t lo, uint32_t hi) const;
+    uint32_t split(uint32_t id, uint32_t pos);
+    uint32_t location_hint(uint32_t id) const;
+
+    void push(uint32_t id) {
+        s_.unhandled.push_back({iv_[id].start, id});
+        std::push_heap(s_.unhandled.begin(), s_.unhandled.end(), std::greater<>());
+    }
+    void advance(uint32_t pos);
+    void assign_reg(uint32_t id, unsigned reg) {
+        iv_[id].loc = Allocation::reg(PReg::from_index(reg));
+        s_.active[reg] = id;
+    }
+    void assign_stack(uint32_t id);
+    bool try_free(uint32_t id);
+    std::string allocate_blocked(uint32_t id);
+    bool evictable(const Interval& it, uint32_t p0) const { return first_must(it, p0) >= p0 + 4; }
+    void evict(uint32_t id, uint32_t p0);
+    void spill(uint32_t id);
+
+    Context::Impl& s_;
+    std::vector<Interval>& iv_;
+    uint32_t position_ = 0;
+    std::vector<unsigned> regs_[kNumRegClasses];
+    std::vector<unsigned> all_regs_;
+};
+
+uint32_t Scan::next_intersection(const Interval& a, const Interval& b) const {
+    uint32_t i = a.cursor, j = b.cursor;
+    while (i < a.range_end && j < b.range_end) {
+        const uint32_t af = eff_from(a, i), at = eff_to(a, i);
+        const uint32_t bf = eff_from(b, j), bt = eff_to(b, j);
+        if (at <= bf) {
+            ++i;
+        } else if (bt <= af) {
+            ++j;
+        } else {
+            return std::max(af, bf);
+        }
+    }
+    return kMaxPos;
+}
+
+// First position where `it` meets a fixed range of `reg` that is not its own.
+uint32_t Scan::next_fixed(unsigned reg, const Interval& it) const {
+    const auto& fx = s_.fixed[reg];
+    size_t f = s_.fixed_cursor[reg];
+    uint32_t j = it.cursor;
+    while (f < fx.size() && j < it.range_end) {
+        if (fx[f].owner == it.vreg) {
+            ++f;
+            continue;
+        }
+        const uint32_t bf = eff_from(it, j), bt = eff_to(it, j);
+        if (fx[f].to <= bf) {
+            f = std::lower_bound(fx.begin() + f + 1, fx.end(), bf,
+                                 [](const FixedRange& r, uint32_t p) { return r.to <= p; }) -
+                fx.begin();
+        } else if (bt <= fx[f].from) {
+            const uint32_t from = fx[f].from;
+            j = static_cast<uint32_t>(std::lower_bound(s_.ranges.begin() + j + 1, s_.ranges.begin() + it.range_end,
+                                                       from, [](const Range& r, uint32_t p) { return r.to <= p; }) -
+                                      s_.ranges.begin());
+        } else {
+            return std::max(fx[f].from, bf);
+        }
+    }
+    return kMaxPos;
+}
+
+uint32_t Scan::first_use_index(const Interval& it, uint32_t pos) const {
+    return static_cast<uint32_t>(std::lower_bound(s_.uses.begin() + it.use_begin, s_.uses.begin() + it.use_end, pos,
+                                                  [](const UsePos& u, uint32_t p) { return u.pos < p; }) -
+                                 s_.uses.begin());
+}
+
+uint32_t Scan::first_must(const Interval& it, uint32_t pos) const {
+    const uint32_t k = first_use_index(it, pos);
+    if (k >= it.use_end) return kMaxPos;
+    const uint32_t m = s_.next_must[k];
+    return m < it.use_end ? s_.uses[m].pos : kMaxPos;
+}
+
+double Scan::density(const Interval& it, uint32_t pos) const {
+    const uint32_t k = first_use_index(it, pos);
+    const double w = s_.use_weight[it.use_end] - s_.use_weight[k];
+    return w / (static_cast<double>(it.end - std::min(pos, it.end)) / 4 + 1);
+}
+
+// A Before point in (lo, hi]: the latest block start of the shallowest loop
+// depth if that is shallower than hi's block, else hi.
+uint32_t Scan::optimal_split(uint32_t lo, uint32_t hi) const {
+    assert(hi > lo && hi % 4 == 0 && "split positions are Before points");
+    const uint32_t bl = s_.block_of(lo) + 1, bh = s_.block_of(hi);
+    if (bl > bh) return hi;
+    const uint32_t nb = s_.func->num_blocks();
+    const uint32_t len = bh - bl + 1;
+    const uint32_t lvl = 31 - __builtin_clz(len);
+    const uint32_t x = s_.rmq[lvl * nb + bl], y = s_.rmq[lvl * nb + bh - (uint32_t{1} << lvl) + 1];
+    const uint32_t m = s_.block_depth[y] <= s_.block_depth[x] ? y : x;
+    if (s_.block_depth[m] < s_.block_depth[bh]) return s_.block_start(m);
+    return hi;
+}
+
+// Splits interval `id` at Before point `pos`; the new interval (returned)
+// holds everything from `pos` on and has no location yet.
+uint32_t Scan::split(uint32_t id, uint32_t pos) {
+    Interval it = iv_[id];
+    assert(it.start < pos && pos < it.end && pos % 4 == 0 && "split inside the interval, at a Before point");
+    const uint32_t k = static_cast<uint32_t>(
+        std::lower_bound(s_.ranges.begin() + it.range_begin, s_.ranges.begin() + it.range_end, pos,
+                         [](const Range& r, uint32_t p) { return r.to <= p; }) -
+        s_.ranges.begin());
+    assert(k < it.range_end);
+    Interval child = it;
+    child.range_begin = child.cursor = k;
+    child.loc = Allocation();
+    child.prev = id;
+    if (s_.ranges[k].from < pos) {
+        child.start = pos;
+        it.range_end = k + 1;
+        it.end = pos;
+    } else {
+        child.start = s_.ranges[k].from;
+        it.range_end = k;
+        it.end = std::min(s_.ranges[k - 1].to, it.end);
+    }
+    const uint32_t u = first_use_index(it, pos);
+    child.use_begin = u;
+    it.use_end = u;
+    const uint32_t cid = static_cast<uint32_t>(iv_.size());
+    if (it.next != kNone) iv_[it.next].prev = cid;
+    it.next = cid;
+    iv_[id] = it;
+    iv_.push_back(child);
+    ++s_.num_splits;
+    return cid;
+}
+
+// The register this interval would rather have: a Fixed operand's register
+// among its first uses, else its predecessor piece's, else (for a whole vreg)
+// the register of the vreg it is copied from or to.
+uint32_t Scan::location_hint(uint32_t id) const {
+    const Interval& it = iv_[id];
+    const unsigned c = static_cast<unsigned>(it.cls);
+    for (uint32_t k = it.use_begin; k < it.use_end && k < it.use_begin + 4; ++k) {
+        if (s_.uses[k].hint == kNoHint) continue;
+        const unsigned r = PReg(s_.uses[k].hint, it.cls).index();
+        if (s_.allocatable[r]) return r;
+    }
+    if (it.prev != kNone && iv_[it.prev].loc.is_reg()) return iv_[it.prev].loc.index;
+    if (it.prev != kNone) return kNone;
+    const uint32_t h = s_.hint_vreg[it.vreg];
+    if (h == kNone) return kNone;
+    const uint32_t at = s_.hint_pos[it.vreg];
+    uint32_t p = s_.first_interval[h];
+    for (int steps = 0; p != kNone && steps < 64; ++steps, p = iv_[p].next) {
+        if (iv_[p].start > at) break;
+        if (at >= iv_[p].end) continue;
+        const Allocation loc = iv_[p].loc;
+        if (loc.is_reg() && loc.index / kMaxRegsPerClass == c) return loc.index;
+        break;
+    }
+    return kNone;
+}
+
+void Scan::assign_stack(uint32_t id) {
+    Interval& it = iv_[id];
+    uint32_t& slot = s_.spill_slot[it.vreg];
+    if (slot == kNone) {
+        const uint32_t from = s_.ranges[s_.range_begin[it.vreg]].from;
+        const uint32_t to = s_.ranges[s_.range_begin[it.vreg + 1] - 1].to;
+        auto& heap = s_.free_slots;
+        if (!heap.empty() && heap.front().first <= from) {
+            std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+            slot = heap.back().second;
+            heap.pop_back();
+        } else {
+            slot = s_.num_slots++;
+        }
+        heap.push_back({to, slot});
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    }
+    it.loc = Allocation::stack(slot);
+}
+
+void Scan::advance(uint32_t pos) {
+    for (unsigned r : all_regs_) {
+        if (s_.active[r] != kNone) {
+            Interval& a = iv_[s_.active[r]];
+            if (a.end <= pos) {
+                s_.active[r] = kNone;
+            } else if (!covers(a, pos)) {
+                s_.inactive[r].push_back(s_.active[r]);
+                s_.active[r] = kNone;
+            }
+        }
+        auto& in = s_.inactive[r];
+        for (size_t k = 0; k < in.size();) {
+            Interval& j = iv_[in[k]];
+            if (j.end <= pos || covers(j, pos)) {
+                if (j.end > pos) {
+                    assert(s_.active[r] == kNone && "two intervals in one register");
+                    s_.active[r] = in[k];
+                }
+                in[k] = in.back();
+                in.pop_back();
+                continue;
+            }
+            ++k;
+        }
+        const auto& fx = s_.fixed[r];
+        uint32_t& fc = s_.fixed_cursor[r];
+        while (fc < fx.size() && fx[fc].to <= pos) ++fc;
+    }
+}
+
+bool Scan::try_free(uint32_t id) {
+    const Interval& it = iv_[id];
+    const auto& regs = regs_[static_cast<unsigned>(it.cls)];
+    uint32_t free_until[kMaxRegsPerClass];
+    for (size_t k = 0; k < regs.size(); ++k) {
+        const unsigned r = regs[k];
+        if (s_.active[r] != kNone) {
+            free_until[k] = 0;
+            continue;
+        }
+        uint32_t fu = next_fixed(r, it);
+        for (uint32_t j : s_.inactive[r]) {
+            if (fu <= it.start) break;
+            fu = std::min(fu, next_intersection(iv_[j], it));
+        }
+        free_until[k] = fu;
+    }
+    const uint32_t hint = location_hint(id);
+    size_t best = regs.size();
+    for (size_t k = 0; k < regs.size(); ++k) {
+        if (regs[k] == hint && free_until[k] >= it.end) best = k;
+    }
+    for (size_t k = 0; k < regs.size() && best == regs.size(); ++k)
+        if (free_until[k] >= it.end) best = k;
+    if (best == regs.size()) {
+        uint32_t max_fu = 0;
+        for (size_t k = 0; k < regs.size(); ++k) {
+            if (free_until[k] > max_fu || (free_until[k] == max_fu && regs[k] == hint && max_fu > 0)) {
+                max_fu = free_until[k];
+                best = k;
+            }
+        }
+    }
+    if (best == regs.size() || free_until[best] <= it.start) return false;
+    if (free_until[best] >= it.end) {
+        assign_reg(id, regs[best]);
+        return true;
+    }
+    const uint32_t limit = floor_before(free_until[best]);
+    if (limit <= it.start) return false;
+    const uint32_t child = split(id, optimal_split(it.start, limit));
+    assign_reg(id, regs[best]);
+    push(child);
+    return true;
+}
+
+std::string Scan::allocate_blocked(uint32_t id) {
+    const Interval& it = iv_[id];
+    const uint32_t must = first_must(it, it.start);
+    if (must == kMaxPos) {
+        assign_stack(id);
+        return {};
+    }
+    const uint32_t p0 = floor_before(it.start);
+    const auto& regs = regs_[static_cast<unsigned>(it.cls)];
+    size_t best = regs.size();
+    double best_cost = 0;
+    uint32_t best_block = 0;
+    for (size_t k = 0; k < regs.size(); ++k) {
+        const unsigned r = regs[k];
+        const uint32_t block = next_fixed(r, it);
+        if (floor_before(block) <= it.start) continue;
+        double cost = 0;
+        bool ok = true;
+        if (s_.active[r] != kNone) {
+            const Interval& a = iv_[s_.active[r]];
+            ok = evictable(a, p0);
+            cost += density(a, p0);
+        }
+        for (uint32_t j : s_.inactive[r]) {
+            if (!ok) break;
+            const Interval& in = iv_[j];
+            if (next_intersection(in, it) >= block) continue;
+            ok = evictable(in, p0);
+            cost += density(in, p0);
+        }
+        if (!ok) continue;
+        if (best == regs.size() || cost < best_cost || (cost == best_cost && block > best_block)) {
+            best = k;
+            best_cost = cost;
+            best_block = block;
+        }
+    }
+    const uint32_t must_before = floor_before(must);
+    if (must_before > it.start && (best == regs.size() || density(it, it.start) <= best_cost)) {
+        const uint32_t child = split(id, optimal_split(it.start, must_before));
+        assign_stack(id);
+        push(child);
+        return {};
+    }
+    if (best == regs.size())
+        return "inst" + std::to_string(it.start / 4) + ": more values need registers at once than there are";
+
+    const unsigned r = regs[best];
+    if (s_.active[r] != kNone) {
+        const uint32_t a = s_.active[r];
+        s_.active[r] = kNone;
+        evict(a, p0);
+    }
+    auto& in = s_.inactive[r];
+    for (size_t k = 0; k < in.size();) {
+        if (next_intersection(iv_[in[k]], iv_[id]) >= best_block) {
+            ++k;
+            continue;
+        }
+        const uint32_t j = in[k];
+        in[k] = in.back();
+        in.pop_back();
+        evict(j, p0);
+    }
+    assign_reg(id, r);
+    if (best_block < iv_[id].end) {
+        const uint32_t child = split(id, optimal_split(iv_[id].start, floor_before(best_block)));
+        push(child);
+    }
+    return {};
+}
+
+// Takes interval `id` out of its register from p0 on (a Before point at or
+// before the scan position): the part before stays, the rest is spilled.
+void Scan::evict(uint32_t id, uint32_t p0) {
+    const Interval& it = iv_[id];
+    if (it.start >= p0) {
+        iv_[id].loc = Allocation();
+        spill(id);
+        return;
+    }
+    // Store as early as the last use allows, out of loops where possible.
+    const uint32_t k = first_use_index(it, p0);
+    const uint32_t last_use = k > it.use_begin ? s_.uses[k - 1].pos : it.start;
+    const uint32_t lo = std::max(it.start, last_use);
+    const uint32_t at = lo < p0 ? optimal_split(lo, p0) : p0;
+    spill(split(id, at));
+}
+
+// Puts an unassigned interval on the stack up to its next use that needs a
+// register; the rest goes back to the unhandled queue.
+void Scan::spill(uint32_t id) {
+    const Interval& it = iv_[id];
+    const uint32_t must = first_must(it, it.start);
+    if (must == kMaxPos) {
+        assign_stack(id);
+        return;
+    }
+    const uint32_t hi = floor_before(must);
+    const uint32_t lo = std::max(it.start, position_);
+    if (hi <= lo) {
+        assert(it.start > position_ && "an evicted interval needs its register now");
+        push(id);
+        return;
+    }
+    const uint32_t child = split(id, optimal_split(lo, hi));
+    assign_stack(id);
+    push(child);
+}
+
+std::string Scan::run() {
+    const MachineEnv& env = *s_.env;
+    all_regs_.clear();
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        regs_[c].clear();
+        for (PReg r : env.allocatable[c]) {
+            regs_[c].push_back(r.index());
+            all_regs_.push_back(r.index());
+        }
+    }
+    std::fill(std::begin(s_.active), std::end(s_.active), kNone);
+    std::fill(std::begin(s_.fixed_cursor), std::end(s_.fixed_cursor), 0);
+    for (auto& in : s_.inactive) in.clear();
+    s_.spill_slot.assign(s_.func->num_vregs, kNone);
+    s_.free_slots.clear();
+    s_.num_slots = 0;
+    s_.num_splits = 0;
+    s_.unhandled.clear();
+    for (uint32_t id = 0; id < iv_.size(); ++id) s_.unhandled.push_back({iv_[id].start, id});
+    std::make_heap(s_.unhandled.begin(), s_.unhandled.end(), std::greater<>());
+
+    bool first = true;
+    while (!s_.unhandled.empty()) {
+        std::pop_heap(s_.unhandled.begin(), s_.unhandled.end(), std::greater<>());
+        const uint32_t id = s_.unhandled.back().second;
+        s_.unhandled.pop_back();
+        const uint32_t pos = iv_[id].start;
+        assert((first || pos >= position_) && "the scan never goes back");
+        if (first || pos != position_) advance(pos);
+        first = false;
+        position_ = pos;
+        advance_cursor(iv_[id], pos);
+        if (regs_[static_cast<unsigned>(iv_[id].cls)].empty()) {
+            if (first_must(iv_[id], pos) != kMaxPos) return "no allocatable registers for a value that needs one";
+            assign_stack(id);
+            continue;
+        }
+        if (try_free(id)) continue;
+        std::string err = allocate_blocked(id);
+        if (!err.empty()) return err;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string linear_scan(Context::Impl& s) { return Scan(s).run(); }
+
+}  // namespace heron::ra

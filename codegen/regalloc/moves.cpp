@@ -1,0 +1,128 @@
+// Parallel-move sequencing; see moves.h for the method.
+#include "codegen/regalloc/moves.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace heron::ra {
+namespace {
+
+uint64_t key_of(Allocation a) { return uint64_t{static_cast<uint8_t>(a.kind)} << 32 | a.index; }
+
+template <class Vec>
+auto* find_key(Vec& v, uint64_t key) {
+    auto it = std::lower_bound(v.begin(), v.end(), key, [](const auto& e, uint64_t k) { return e.first < k; });
+    return it != v.end() && it->first == key ? &*it : nullptr;
+}
+
+}  // namespace
+
+void ParallelMoves::add(Allocation from, Allocation to, RegClass cls) {
+    assert(from.kind != Allocation::Kind::None && to.kind != Allocation::Kind::None && "move of no location");
+    if (from == to) return;
+    moves_.push_back({from, to, cls, false});
+}
+
+void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& emergency_slot, uint32_t& num_slots,
+                            std::vector<Edit>& out) {
+    // Both classes form one graph: spill slots are shared between classes, so
+    // a float move may read the slot an int move writes.
+    pending_.clear();
+    for (uint32_t i = 0; i < moves_.size(); ++i) pending_.push_back(i);
+    if (pending_.empty()) return;
+    auto scratch_of = [&](RegClass cls) { return Allocation::reg(env.scratch[static_cast<unsigned>(cls)]); };
+    auto emit = [&](Allocation from, Allocation to, RegClass cls) {
+        if (from.is_stack() && to.is_stack()) {
+            out.push_back({point, from, scratch_of(cls), cls});
+            out.push_back({point, scratch_of(cls), to, cls});
+            return;
+        }
+        out.push_back({point, from, to, cls});
+    };
+
+    by_dest_.clear();
+    readers_.clear();
+    for (uint32_t m : pending_) {
+        assert(moves_[m].from != scratch_of(moves_[m].cls) && moves_[m].to != scratch_of(moves_[m].cls) &&
+               "the scratch register is no input location");
+        by_dest_.push_back({key_of(moves_[m].to), m});
+        readers_.push_back({key_of(moves_[m].from), 1});
+    }
+    std::sort(by_dest_.begin(), by_dest_.end());
+    assert(std::adjacent_find(by_dest_.begin(), by_dest_.end(),
+                              [](const auto& a, const auto& b) { return a.first == b.first; }) == by_dest_.end() &&
+           "two moves write one location");
+    std::sort(readers_.begin(), readers_.end());
+    size_t w = 0;
+    for (size_t r = 0; r < readers_.size(); ++r) {
+        if (w > 0 && readers_[w - 1].first == readers_[r].first) {
+            ++readers_[w - 1].second;
+            continue;
+        }
+        readers_[w++] = readers_[r];
+    }
+    readers_.resize(w);
+
+    ready_.clear();
+    for (uint32_t m : pending_) {
+        auto* r = find_key(readers_, key_of(moves_[m].to));
+        if (!r || r->second == 0) ready_.push_back(m);
+    }
+
+    size_t remaining = pending_.size();
+    size_t scan = 0;  // pending_[..scan) are all done
+    for (;;) {
+        while (!ready_.empty()) {
+            uint32_t m = ready_.back();
+            ready_.pop_back();
+            Move& mv = moves_[m];
+            emit(mv.from, mv.to, mv.cls);
+            mv.done = true;
+            --remaining;
+            auto* r = find_key(readers_, key_of(mv.from));
+            if (!r || --r->second != 0) continue;
+            auto* d = find_key(by_dest_, key_of(mv.from));
+            if (d && !moves_[d->second].done) ready_.push_back(d->second);
+        }
+        if (remaining == 0) break;
+
+        // Only cycles remain: save one destination, redirect its readers.
+        while (moves_[pending_[scan]].done) ++scan;
+        const uint32_t m = pending_[scan];
+        const Allocation saved = moves_[m].to;
+        RegClass cls = moves_[m].cls;  // the class of the value in `saved`: that of its readers
+        bool stack_to_stack = false;
+        for (size_t i = scan; i < pending_.size(); ++i) {
+            const Move& mv = moves_[pending_[i]];
+            if (mv.done) continue;
+            if (mv.from == saved) cls = mv.cls;
+        }
+        for (size_t i = scan; i < pending_.size(); ++i) {
+            const Move& mv = moves_[pending_[i]];
+            if (!mv.done && mv.cls == cls && mv.from.is_stack() && mv.to.is_stack()) stack_to_stack = true;
+        }
+        const Allocation scratch = scratch_of(cls);
+        Allocation temp = scratch;
+        if (stack_to_stack) {
+            if (emergency_slot == kNoSlot) emergency_slot = num_slots++;
+            temp = Allocation::stack(emergency_slot);
+            if (saved.is_stack()) {
+                out.push_back({point, saved, scratch, cls});
+                out.push_back({point, scratch, temp, cls});
+            } else {
+                out.push_back({point, saved, temp, cls});
+            }
+        } else {
+            out.push_back({point, saved, temp, cls});
+        }
+        for (size_t i = scan; i < pending_.size(); ++i) {
+            Move& mv = moves_[pending_[i]];
+            if (!mv.done && mv.from == saved) mv.from = temp;
+        }
+        find_key(readers_, key_of(saved))->second = 0;
+        ready_.push_back(m);
+    }
+    moves_.clear();
+}
+
+}  // namespace heron::ra

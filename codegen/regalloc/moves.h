@@ -1,0 +1,58 @@
+// Sequencing of parallel moves: a set of simultaneous copies (every source is
+// read before any destination is written) turned into an ordered list of
+// single moves that a machine can execute one at a time.
+//
+// The method is the usual one for SSA destruction and register-allocator
+// resolution (e.g. Boissinot et al., "Revisiting Out-of-SSA Translation for
+// Correctness, Code Quality, and Efficiency", CGO 2009; Hack's
+// register-transfer graphs): a move whose destination no pending move still
+// reads can go; when only cycles remain, one destination is saved to a
+// temporary and the moves reading it are redirected there. Because every
+// destination is written by one move, the moves form trees hanging off at
+// most one cycle each, so one temporary at a time suffices.
+//
+// Targets forbid memory-to-memory moves, so a stack->stack copy goes through
+// the class's scratch register. When a cycle must be broken while such a copy
+// is still pending, the scratch register cannot also hold the saved value; the
+// temporary is then an extra spill slot (the "emergency" slot), allocated on
+// first use. Both register classes are sequenced together, as they share the
+// spill slots.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/regalloc/regalloc.h"
+
+namespace heron::ra {
+
+inline constexpr uint32_t kNoSlot = ~uint32_t{0};
+
+class ParallelMoves {
+public:
+    void clear() { moves_.clear(); }
+    bool empty() const { return moves_.empty(); }
+    /// Adds `from -> to`. Destinations must be distinct; a move onto itself
+    /// is dropped.
+    void add(Allocation from, Allocation to, RegClass cls);
+
+    /// Appends the sequential edits at `point` to `out`. `emergency_slot` is
+    /// the extra slot (kNoSlot until one is needed, then taken from
+    /// `num_slots`). Leaves the set empty.
+    void resolve(const MachineEnv& env, ProgPoint point, uint32_t& emergency_slot, uint32_t& num_slots,
+                 std::vector<Edit>& out);
+
+private:
+    struct Move {
+        Allocation from, to;
+        RegClass cls;
+        bool done;
+    };
+    std::vector<Move> moves_;
+    std::vector<uint32_t> pending_;  // indices into moves_ of one class
+    std::vector<uint32_t> ready_;
+    std::vector<std::pair<uint64_t, uint32_t>> by_dest_;  // (location key, move index)
+    std::vector<std::pair<uint64_t, uint32_t>> readers_;  // (location key, pending readers)
+};
+
+}  // namespace heron::ra

@@ -1,0 +1,213 @@
+// Resolution: turning assigned intervals into operand allocations and edits
+// (Wimmer and Franz, CGO 2010, section 5 "Resolution").
+//
+// Moves come from four places, each a parallel move sequenced by moves.h:
+//   - a split inside a block whose two pieces got different locations:
+//     at Before(i) of the split position (phase 0);
+//   - control-flow edges: for every vreg live into a block and every block
+//     parameter, the location at the end of the predecessor against the one
+//     at the start of the successor. The moves go at Before(terminator) of a
+//     predecessor with one successor (and no operands on its branch), else at
+//     Before(first instruction) of the successor, which then has only this
+//     predecessor (phase 1);
+//   - Fixed uses and reused inputs: copies into the operand's register after
+//     the other moves at Before(i) (phase 3);
+//   - Fixed defs: copies out of the register at After(i).
+// Phases order the groups at one point; within a group the order comes from
+// the parallel-move sequencer.
+#include <algorithm>
+#include <cassert>
+
+#include "codegen/regalloc/alloc_state.h"
+
+namespace heron::ra {
+namespace {
+
+constexpr uint32_t kPhaseSplit = 0, kPhaseEdge = 1, kPhaseFixup = 3, kPhaseDefFixup = 0;
+
+uint32_t point_key(ProgPoint p, uint32_t phase) { return p.bits * 4 + phase; }
+
+class Resolver {
+public:
+    explicit Resolver(Context::Impl& s) : s_(s), f_(*s.func) {}
+    void run(Output& out);
+
+private:
+    Allocation loc_at(uint32_t v, uint32_t pos) const;
+    void add(uint32_t key, Allocation from, Allocation to, RegClass cls) {
+        if (from != to) s_.split_moves.push_back({key, from, to, cls});
+    }
+    int reuse_def_of(uint32_t ob, uint32_t oe, uint32_t use_index) const {
+        for (uint32_t o = ob; o < oe; ++o)
+            if (f_.operands[o].kind == OperandKind::Def && f_.operands[o].constraint == Constraint::Reuse &&
+                f_.operands[o].aux == use_index)
+                return static_cast<int>(o);
+        return -1;
+    }
+    Allocation def_alloc(uint32_t i, uint32_t o) const;
+    void operand_allocs(Output& out);
+    void split_moves();
+    void edge_moves();
+    void fixup_moves();
+
+    Context::Impl& s_;
+    const Function& f_;
+};
+
+Allocation Resolver::loc_at(uint32_t v, uint32_t pos) const {
+    const uint32_t b = s_.piece_begin[v], e = s_.piece_begin[v + 1];
+    assert(b < e && "a live vreg has at least one piece");
+    const uint32_t* p = std::upper_bound(s_.pieces.data() + b, s_.pieces.data() + e, pos,
+                                         [&](uint32_t x, uint32_t id) { return x < s_.intervals[id].start; });
+    assert(p != s_.pieces.data() + b && "position before the vreg's definition");
+    return s_.intervals[p[-1]].loc;
+}
+
+Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
+    const Operand& op = f_.operands[o];
+    if (op.constraint == Constraint::Fixed) return Allocation::reg(op.fixed_reg());
+    if (op.constraint == Constraint::Reuse) {
+        const Operand& in = f_.operands[f_.operands_begin[i] + op.aux];
+        if (in.constraint == Constraint::Fixed) return Allocation::reg(in.fixed_reg());
+    }
+    return loc_at(op.vreg.index(), s_.def_pos[op.vreg.index()]);
+}
+
+void Resolver::operand_allocs(Output& out) {
+    out.allocs.resize(f_.operands.size());
+    for (uint32_t i = 0; i < f_.num_insts(); ++i) {
+        const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+        for (uint32_t o = ob; o < oe; ++o) {
+            const Operand& op = f_.operands[o];
+            if (op.kind == OperandKind::Def) {
+                out.allocs[o] = def_alloc(i, o);
+                continue;
+            }
+            if (op.constraint == Constraint::Fixed) {
+                out.allocs[o] = Allocation::reg(op.fixed_reg());
+                continue;
+            }
+            const int d = reuse_def_of(ob, oe, o - ob);
+            if (d >= 0) {
+                out.allocs[o] = def_alloc(i, static_cast<uint32_t>(d));
+                continue;
+            }
+            out.allocs[o] = loc_at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
+        }
+    }
+}
+
+void Resolver::split_moves() {
+    for (uint32_t v = 0; v < f_.num_vregs; ++v) {
+        for (uint32_t k = s_.piece_begin[v] + 1; k < s_.piece_begin[v + 1]; ++k) {
+            const Interval& a = s_.intervals[s_.pieces[k - 1]];
+            const Interval& b = s_.intervals[s_.pieces[k]];
+            if (a.end != b.start || a.loc == b.loc) continue;
+            if (s_.block_start(s_.block_of(b.start)) == b.start) continue;  // edge resolution covers it
+            add(point_key(ProgPoint::before(b.start / 4), kPhaseSplit), a.loc, b.loc, b.cls);
+        }
+    }
+}
+
+void Resolver::edge_moves() {
+    for (uint32_t q = 0; q < f_.num_blocks(); ++q) {
+        const uint32_t nsucc = f_.succs_begin[q + 1] - f_.succs_begin[q];
+        const uint32_t term = f_.block_insts_begin[q + 1] - 1;
+        const bool at_pred_end = nsucc == 1 && f_.operands_begin[term] == f_.operands_begin[term + 1];
+        const uint32_t from_pos = s_.block_end(q) - 1;
+        for (uint32_t e = f_.succs_begin[q]; e < f_.succs_begin[q + 1]; ++e) {
+            const uint32_t t = f_.succs[e];
+            const ProgPoint point = at_pred_end ? ProgPoint::before(term) : ProgPoint::before(f_.block_insts_begin[t]);
+            const uint32_t key = point_key(point, kPhaseEdge);
+            const uint32_t to_pos = s_.block_start(t);
+            for (uint32_t k = s_.livein_begin[t]; k < s_.livein_begin[t + 1]; ++k) {
+                const uint32_t v = s_.livein[k];
+                add(key, loc_at(v, from_pos), loc_at(v, to_pos), s_.intervals[s_.first_interval[v]].cls);
+            }
+            for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
+                const VReg p = f_.params[f_.params_begin[t] + k];
+                if (s_.first_interval[p.index()] == kNone) continue;  // dead parameter
+                const VReg a = f_.branch_args[f_.branch_args_begin[e] + k];
+                add(key, loc_at(a.index(), from_pos), loc_at(p.index(), to_pos), p.cls());
+            }
+        }
+    }
+}
+
+void Resolver::fixup_moves() {
+    for (uint32_t i = 0; i < f_.num_insts(); ++i) {
+        const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+        const uint32_t before = point_key(ProgPoint::before(i), kPhaseFixup);
+        const uint32_t after = point_key(ProgPoint::after(i), kPhaseDefFixup);
+        const size_t group = s_.split_moves.size();
+        for (uint32_t o = ob; o < oe; ++o) {
+            const Operand& op = f_.operands[o];
+            const uint32_t v = op.vreg.index();
+            if (op.kind == OperandKind::Use) {
+                Allocation to;
+                if (op.constraint == Constraint::Fixed) {
+                    to = Allocation::reg(op.fixed_reg());
+                } else {
+                    const int d = reuse_def_of(ob, oe, o - ob);
+                    if (d < 0) continue;
+                    to = def_alloc(i, static_cast<uint32_t>(d));
+                }
+                const Allocation from = loc_at(v, pos_before(i));
+                bool dup = false;  // the same vreg named twice with one register
+                for (size_t k = group; k < s_.split_moves.size(); ++k)
+                    dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
+                if (!dup) add(before, from, to, op.vreg.cls());
+                continue;
+            }
+            const bool fixed = op.constraint == Constraint::Fixed ||
+                               (op.constraint == Constraint::Reuse &&
+                                f_.operands[ob + op.aux].constraint == Constraint::Fixed);
+            if (!fixed || s_.raw_uses[v] == 0) continue;
+            add(after, def_alloc(i, o), loc_at(v, s_.def_pos[v]), op.vreg.cls());
+        }
+    }
+}
+
+void Resolver::run(Output& out) {
+    const uint32_t nv = f_.num_vregs;
+    s_.piece_begin.assign(nv + 1, 0);
+    s_.pieces.clear();
+    for (uint32_t v = 0; v < nv; ++v) {
+        s_.piece_begin[v] = static_cast<uint32_t>(s_.pieces.size());
+        for (uint32_t p = s_.first_interval[v]; p != kNone; p = s_.intervals[p].next) s_.pieces.push_back(p);
+    }
+    s_.piece_begin[nv] = static_cast<uint32_t>(s_.pieces.size());
+
+    operand_allocs(out);
+    s_.split_moves.clear();
+    split_moves();
+    edge_moves();
+    fixup_moves();
+
+    auto& moves = s_.split_moves;
+    std::stable_sort(moves.begin(), moves.end(),
+                     [](const Context::Impl::PendingMove& a, const Context::Impl::PendingMove& b) {
+                         return a.point_key < b.point_key;
+                     });
+    s_.emergency_slot = kNoSlot;
+    uint32_t num_slots = s_.num_slots;
+    out.edits.clear();
+    for (size_t k = 0; k < moves.size();) {
+        const uint32_t key = moves[k].point_key;
+        for (; k < moves.size() && moves[k].point_key == key; ++k)
+            s_.pmoves.add(moves[k].from, moves[k].to, moves[k].cls);
+        ProgPoint point;
+        point.bits = key / 4;
+        s_.pmoves.resolve(*s_.env, point, s_.emergency_slot, num_slots, out.edits);
+    }
+    out.num_spill_slots = num_slots;
+    out.stats.spill_slots = num_slots;
+    out.stats.splits = s_.num_splits;
+    out.stats.edits = static_cast<uint32_t>(out.edits.size());
+}
+
+}  // namespace
+
+void resolve(Context::Impl& s, Output& out) { Resolver(s).run(out); }
+
+}  // namespace heron::ra
