@@ -7,6 +7,13 @@
 // Aliases (`vA -> vB`) are not instructions and have no place in the
 // layout; all of them are printed at the top of the entry block, in value
 // order, which the parser accepts because it resolves forward references.
+//
+// The `.T` suffix is printed where the controlling type comes from the
+// result. Where it comes from an operand it is left out, with one
+// exception that only unverifiable IR can need: when forward references
+// form a type cycle (v1 = imul v2, v2 / v2 = isub v1, v1), the parser could
+// not type them back, so the printer runs the parser's inference and keeps
+// the suffix on the first instruction of each such cycle.
 #include "codegen/ir/printer.h"
 
 #include "codegen/ir/data_value.h"
@@ -186,7 +193,67 @@ void write_operands(std::string& out, const Function& func, const InstructionDat
     }
 }
 
-void write_inst(std::string& out, const Function& func, Inst inst) {
+bool ctrl_from_operand(Opcode op) {
+    CtrlSource c = opcode_info(op).ctrl;
+    return c == CtrlSource::Arg0 || c == CtrlSource::Arg1;
+}
+
+Value ctrl_operand(const DataFlowGraph& dfg, const InstructionData& d) {
+    if (opcode_info(d.opcode).ctrl == CtrlSource::Arg1) return d.args[1];
+    if (d.format() == InstructionFormat::CallIndirect) return d.vargs.empty() ? Value() : d.vargs.get(0, dfg.value_lists);
+    return d.args[0];
+}
+
+/// Instructions with an operand-controlled type that the parser could not
+/// type from the printed text without a suffix (see the file comment). The
+/// walk mirrors the parser: text order first, then a fixpoint over the
+/// forward references; each round that makes no progress forces the suffix
+/// on the first unresolved instruction.
+std::vector<uint8_t> forced_suffixes(const Function& func) {
+    const DataFlowGraph& dfg = func.dfg;
+    std::vector<uint8_t> known(dfg.num_values()), forced(dfg.num_insts());
+    auto is_known = [&](Value v) {
+        if (!dfg.value_is_valid(v)) return true;  // malformed; nothing to print anyway
+        v = dfg.resolve_aliases(v);
+        return known[v.index()] != 0;
+    };
+    auto define = [&](Inst i) {
+        for (Value r : dfg.inst_results(i)) known[r.index()] = 1;
+    };
+    std::vector<Inst> pending;
+    for (Block b : func.layout.blocks()) {
+        for (Value p : dfg.block_params(b)) known[p.index()] = 1;
+        for (Inst i : func.layout.block_insts(b)) {
+            bool open = ctrl_from_operand(dfg[i].opcode) && dfg.has_results(i) && !is_known(ctrl_operand(dfg, dfg[i]));
+            if (open) {
+                pending.push_back(i);
+            } else {
+                define(i);
+            }
+        }
+    }
+    std::vector<uint8_t> done(pending.size());
+    size_t first_open = 0;
+    for (;;) {
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (size_t k = pending.size(); k-- > 0;) {
+                if (done[k] || !is_known(ctrl_operand(dfg, dfg[pending[k]]))) continue;
+                done[k] = 1;
+                define(pending[k]);
+                progress = true;
+            }
+        }
+        while (first_open < pending.size() && done[first_open]) ++first_open;
+        if (first_open == pending.size()) return forced;
+        Inst i = pending[first_open];
+        forced[i.index()] = 1;
+        done[first_open] = 1;
+        define(i);
+    }
+}
+
+void write_inst(std::string& out, const Function& func, Inst inst, bool force_suffix = false) {
     const DataFlowGraph& dfg = func.dfg;
     const InstructionData& d = dfg[inst];
     auto results = dfg.inst_results(inst);
@@ -195,9 +262,15 @@ void write_inst(std::string& out, const Function& func, Inst inst) {
         out += " = ";
     }
     out += opcode_name(d.opcode);
-    if (opcode_info(d.opcode).ctrl == CtrlSource::Result && d.type.is_valid()) {
+    Type suffix;
+    if (opcode_info(d.opcode).ctrl == CtrlSource::Result) suffix = d.type;
+    if (force_suffix) {
+        Value v = ctrl_operand(dfg, d);
+        if (dfg.value_is_valid(v)) suffix = dfg.value_type(dfg.resolve_aliases(v));
+    }
+    if (suffix.is_valid()) {
         out += '.';
-        out += d.type.name();
+        out += suffix.name();
     }
     write_operands(out, func, d);
 }
@@ -270,6 +343,7 @@ void write_function(std::string& out, const Function& func) {
     write_signature(out, func.signature);
     out += " {\n";
     write_preamble(out, func);
+    std::vector<uint8_t> forced = forced_suffixes(func);
     bool entry = true;
     for (Block b : func.layout.blocks()) {
         write_block_header(out, func, b);
@@ -277,7 +351,7 @@ void write_function(std::string& out, const Function& func) {
         entry = false;
         for (Inst inst : func.layout.block_insts(b)) {
             out += "    ";
-            write_inst(out, func, inst);
+            write_inst(out, func, inst, forced[inst.index()] != 0);
             out += '\n';
         }
     }
