@@ -1,0 +1,76 @@
+// ControlFlowGraph: one pass over the terminators collects the distinct
+// edges in layout order, then two counting sorts lay them out as successor
+// rows and predecessor rows. Linear in blocks plus edges.
+#include "codegen/analysis/cfg.h"
+
+namespace heron {
+
+namespace {
+
+// Turns per-row counts (stored at begin[row + 1]) into row starts.
+void prefix_sum(std::vector<uint32_t>& begin) {
+    for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+}
+
+}  // namespace
+
+void ControlFlowGraph::clear() {
+    succ_begin_.clear();
+    succs_.clear();
+    pred_begin_.clear();
+    preds_.clear();
+    edges_.clear();
+    scratch_.clear();
+    valid_ = false;
+}
+
+void ControlFlowGraph::compute(const Function& func) {
+    const DataFlowGraph& dfg = func.dfg;
+    const Layout& layout = func.layout;
+    const uint32_t nb = dfg.num_blocks();
+
+    // The edges, deduplicated per source block, in layout order.
+    std::vector<Edge>& edges = edges_;
+    std::vector<uint32_t>& last_source = scratch_;
+    edges.clear();
+    last_source.assign(nb, 0);
+    for (Block b : layout.blocks()) {
+        if (b.index() >= nb) continue;
+        auto last = layout.last_inst(b);
+        if (!last || !dfg.inst_is_valid(*last)) continue;
+        for (const BlockCall& dest : dfg.branch_destinations(*last)) {
+            if (!dest.is_valid()) continue;
+            Block to = dest.block(dfg.value_lists);
+            if (to.index() >= nb || !layout.is_block_inserted(to)) continue;
+            if (last_source[to.index()] == b.index() + 1) continue;
+            last_source[to.index()] = b.index() + 1;
+            edges.push_back({b, *last, to});
+        }
+    }
+
+    // Counting sorts keep the edge order inside every row.
+    succ_begin_.assign(nb + 1, 0);
+    pred_begin_.assign(nb + 1, 0);
+    for (const Edge& e : edges) {
+        ++succ_begin_[e.from.index() + 1];
+        ++pred_begin_[e.to.index() + 1];
+    }
+    prefix_sum(succ_begin_);
+    prefix_sum(pred_begin_);
+    succs_.resize(edges.size());
+    preds_.resize(edges.size());
+    std::vector<uint32_t>& next_slot = scratch_;
+    next_slot.assign(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (const Edge& e : edges) succs_[next_slot[e.from.index()]++] = e.to;
+    next_slot.assign(pred_begin_.begin(), pred_begin_.end() - 1);
+    for (const Edge& e : edges) preds_[next_slot[e.to.index()]++] = {e.from, e.inst};
+    valid_ = true;
+}
+
+std::span<const BlockPredecessor> ControlFlowGraph::predecessors(Block b) const {
+    return row(pred_begin_, preds_, b);
+}
+
+std::span<const Block> ControlFlowGraph::successors(Block b) const { return row(succ_begin_, succs_, b); }
+
+}  // namespace heron

@@ -1,0 +1,88 @@
+// The control-flow graph of a function: for every block, the blocks its
+// terminator can branch to (successors) and the (block, branch instruction)
+// pairs that can branch to it (predecessors).
+//
+// An edge is a pair (branch instruction, target block). Duplicates collapse:
+// `brif v0, block1(v2), block1(v3)` or a `br_table` naming block1 in several
+// entries gives one successor block1 and one predecessor (block0, inst) of
+// block1. Passes that care about the individual destinations (and their
+// arguments) walk `dfg.branch_destinations(inst)`; the CFG answers "who can
+// reach whom". Successors are listed in the order their first destination
+// appears (then-target before else-target, br_table default first);
+// predecessors in layout order of their source blocks.
+//
+// Only the last instruction of each block is read: in a valid function that
+// is the block's only branch. On malformed input (the verifier's case) a
+// destination whose block is not in the layout is left out, and a branch in
+// the middle of a block contributes no edge; the verifier reports both.
+//
+// Both lists live in flat arrays (compressed sparse rows), so computing the
+// CFG is linear in blocks plus edges and `clear()` keeps every array's memory
+// for the next function.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "codegen/ir/entity.h"
+#include "codegen/ir/function.h"
+
+namespace heron {
+
+/// One incoming edge: `inst`, the terminator of `block`, can branch here.
+struct BlockPredecessor {
+    Block block;
+    Inst inst;
+
+    friend bool operator==(const BlockPredecessor& a, const BlockPredecessor& b) {
+        return a.block == b.block && a.inst == b.inst;
+    }
+};
+
+class ControlFlowGraph {
+public:
+    ControlFlowGraph() = default;
+    explicit ControlFlowGraph(const Function& func) { compute(func); }
+
+    /// Recomputes the graph of `func` from scratch.
+    void compute(const Function& func);
+    /// Forgets the graph but keeps the memory.
+    void clear();
+    /// True between compute() and clear().
+    bool is_valid() const { return valid_; }
+
+    /// Blocks that can branch to `b`, each with its branch instruction.
+    /// Empty for blocks not in the layout or unknown to the graph.
+    std::span<const BlockPredecessor> predecessors(Block b) const;
+    /// Distinct blocks `b`'s terminator can branch to.
+    std::span<const Block> successors(Block b) const;
+    uint32_t num_predecessors(Block b) const { return static_cast<uint32_t>(predecessors(b).size()); }
+    uint32_t num_successors(Block b) const { return static_cast<uint32_t>(successors(b).size()); }
+
+private:
+    // Row `b` of a list is [begin_[b], begin_[b + 1]).
+    template <typename T>
+    static std::span<const T> row(const std::vector<uint32_t>& begin, const std::vector<T>& items, Block b) {
+        if (b.index() + 1 >= begin.size()) return {};
+        return {items.data() + begin[b.index()], begin[b.index() + 1] - begin[b.index()]};
+    }
+
+    std::vector<uint32_t> succ_begin_;
+    std::vector<Block> succs_;
+    std::vector<uint32_t> pred_begin_;
+    std::vector<BlockPredecessor> preds_;
+    // compute() scratch, kept for the next function: the distinct edges in
+    // layout order, and per block first the source that last named it (to
+    // drop duplicate destinations in O(1)), then a row's next free slot.
+    struct Edge {
+        Block from;
+        Inst inst;
+        Block to;
+    };
+    std::vector<Edge> edges_;
+    std::vector<uint32_t> scratch_;
+    bool valid_ = false;
+};
+
+}  // namespace heron

@@ -1,0 +1,191 @@
+// DominatorTree: Semi-NCA (Georgiadis, Tarjan, Werneck 2006).
+//
+// Blocks are renamed to their CFG depth-first preorder numbers 0..n-1 (the
+// entry is 0). With that numbering:
+//   - semi(w) is the smallest v with a path v -> ... -> w whose inner nodes
+//     are all numbered above w. It is found from w's predecessors: a
+//     predecessor v < w is itself a candidate; for v > w, the candidates are
+//     the semidominators on v's DFS-tree path up to its first ancestor
+//     numbered <= w. Processing w from n-1 down to 1 and linking each w to
+//     its parent afterwards, "numbered above w" is "already linked", and
+//     path compression over the links gives that minimum (Lengauer-Tarjan's
+//     eval/link).
+//   - idom(w) is the nearest common ancestor, in the dominator tree built so
+//     far, of parent(w) and semi(w): walk up from parent(w) while the node
+//     is numbered above semi(w).
+#include "codegen/analysis/dominator_tree.h"
+
+#include <algorithm>
+
+namespace heron {
+
+const DominatorTree::Node DominatorTree::kUnreachable{};
+
+void DominatorTree::clear() {
+    nodes_.clear();
+    rpo_.clear();
+    block_.clear();
+    parent_.clear();
+    semi_.clear();
+    label_.clear();
+    ancestor_.clear();
+    idom_.clear();
+    child_begin_.clear();
+    children_.clear();
+    stack_.clear();
+    path_.clear();
+    valid_ = false;
+}
+
+void DominatorTree::compute(const Function& func, const ControlFlowGraph& cfg) {
+    HERON_ASSERT(cfg.is_valid() && "the dominator tree needs a computed CFG");
+    clear();
+    nodes_.resize(func.dfg.num_blocks());
+    depth_first_search(func, cfg);
+    if (!block_.empty()) {
+        compute_semidominators(cfg);
+        compute_idoms();
+        number_tree();
+    }
+    valid_ = true;
+}
+
+void DominatorTree::depth_first_search(const Function& func, const ControlFlowGraph& cfg) {
+    auto entry = func.layout.entry_block();
+    if (!entry || entry->index() >= nodes_.size()) return;
+    // Each frame: a block and the index of the next successor to look at.
+    auto visit = [this](Block b, uint32_t parent) {
+        nodes_[b.index()].dfs = static_cast<uint32_t>(block_.size()) + 1;
+        block_.push_back(b);
+        parent_.push_back(parent);
+        stack_.push_back({b.index(), 0});
+    };
+    visit(*entry, 0);
+    while (!stack_.empty()) {
+        const Block b(stack_.back().first);
+        const uint32_t next = stack_.back().second;
+        auto succs = cfg.successors(b);
+        if (next < succs.size()) {
+            stack_.back().second = next + 1;
+            Block s = succs[next];
+            if (nodes_[s.index()].dfs == 0) visit(s, nodes_[b.index()].dfs - 1);
+            continue;
+        }
+        stack_.pop_back();
+        rpo_.push_back(b);  // postorder; reversed below
+    }
+    std::reverse(rpo_.begin(), rpo_.end());
+    for (uint32_t i = 0; i < rpo_.size(); ++i) nodes_[rpo_[i].index()].rpo = i;
+}
+
+void DominatorTree::compute_semidominators(const ControlFlowGraph& cfg) {
+    const auto n = static_cast<uint32_t>(block_.size());
+    semi_.resize(n);
+    label_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) semi_[i] = label_[i] = i;
+    ancestor_.assign(parent_.begin(), parent_.end());
+    for (uint32_t w = n - 1; w >= 1; --w) {
+        uint32_t semi = parent_[w];
+        for (const BlockPredecessor& pred : cfg.predecessors(block_[w])) {
+            uint32_t v = node(pred.block).dfs;
+            if (v == 0) continue;  // an unreachable predecessor
+            --v;
+            if (v > w) {
+                compress(v, w);
+                v = label_[v];
+            }
+            semi = std::min(semi, v);
+        }
+        semi_[w] = label_[w] = semi;
+    }
+}
+
+// Makes ancestor_[v] the first ancestor of v numbered <= w and label_[v] the
+// smallest semidominator on the tree path from v up to (excluding) it.
+// Invariant for every linked x: label_[x] is that minimum over the path from
+// x up to ancestor_[x], exclusive.
+void DominatorTree::compress(uint32_t v, uint32_t w) {
+    path_.clear();
+    for (uint32_t u = v; ancestor_[u] > w; u = ancestor_[u]) path_.push_back(u);
+    // Top-down, so every node's ancestor is already compressed.
+    while (!path_.empty()) {
+        uint32_t x = path_.back();
+        path_.pop_back();
+        uint32_t a = ancestor_[x];
+        label_[x] = std::min(label_[x], label_[a]);
+        ancestor_[x] = ancestor_[a];
+    }
+}
+
+void DominatorTree::compute_idoms() {
+    const auto n = static_cast<uint32_t>(block_.size());
+    idom_.assign(n, 0);
+    for (uint32_t w = 1; w < n; ++w) {
+        uint32_t d = parent_[w];
+        while (d > semi_[w]) d = idom_[d];
+        idom_[w] = d;
+        nodes_[block_[w].index()].idom = block_[d];
+    }
+}
+
+void DominatorTree::number_tree() {
+    const auto n = static_cast<uint32_t>(block_.size());
+    // Children rows by preorder number (a counting sort on idom).
+    child_begin_.assign(n + 1, 0);
+    for (uint32_t w = 1; w < n; ++w) ++child_begin_[idom_[w] + 1];
+    for (uint32_t i = 1; i <= n; ++i) child_begin_[i] += child_begin_[i - 1];
+    children_.resize(n - 1);
+    std::vector<uint32_t>& next_slot = ancestor_;  // free after the semi pass
+    next_slot.assign(child_begin_.begin(), child_begin_.end() - 1);
+    for (uint32_t w = 1; w < n; ++w) children_[next_slot[idom_[w]]++] = block_[w];
+
+    uint32_t pre = 0;
+    uint32_t post = 0;
+    stack_.clear();
+    nodes_[block_[0].index()].dt_pre = pre++;
+    stack_.push_back({0, child_begin_[0]});
+    while (!stack_.empty()) {
+        const uint32_t d = stack_.back().first;
+        const uint32_t next = stack_.back().second;
+        if (next < child_begin_[d + 1]) {
+            stack_.back().second = next + 1;
+            Block c = children_[next];
+            Node& cn = nodes_[c.index()];
+            cn.dt_pre = pre++;
+            stack_.push_back({cn.dfs - 1, child_begin_[cn.dfs - 1]});
+            continue;
+        }
+        nodes_[block_[d].index()].dt_post = post++;
+        stack_.pop_back();
+    }
+}
+
+std::span<const Block> DominatorTree::children(Block b) const {
+    const uint32_t d = node(b).dfs;
+    if (d == 0 || d >= child_begin_.size()) return {};
+    return {children_.data() + child_begin_[d - 1], child_begin_[d] - child_begin_[d - 1]};
+}
+
+bool DominatorTree::dominates(Inst a, Inst b, const Layout& layout) const {
+    auto ba = layout.inst_block(a);
+    auto bb = layout.inst_block(b);
+    if (!ba || !bb) return false;
+    if (*ba != *bb) return dominates(*ba, *bb);
+    return is_reachable(*ba) && (a == b || layout.inst_before(a, b));
+}
+
+bool DominatorTree::dominates(const ValueDef& def, Inst use, const Layout& layout) const {
+    switch (def.kind) {
+    case ValueDef::Kind::Result:
+        return def.inst() != use && dominates(def.inst(), use, layout);
+    case ValueDef::Kind::Param: {
+        auto use_block = layout.inst_block(use);
+        return use_block && dominates(def.block(), *use_block);
+    }
+    case ValueDef::Kind::Alias:
+        return false;
+    }
+    return false;
+}
+
+}  // namespace heron

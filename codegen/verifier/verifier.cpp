@@ -1,0 +1,904 @@
+// The IR verifier. It checks, and reports every violation of, what later
+// stages assume (ir-reference.md sections 1-2, 12.3, 14 and each opcode's
+// typing): declarations, the entry block, block structure, SSA definedness
+// and dominance, operand and result types per the opcode table's Typing
+// column, block arguments, returns, calls and tail calls.
+//
+// It must survive anything the parser (or a buggy pass) can produce:
+// dangling value/block/instruction/entity references, values that are
+// listed by two owners, placeholders that were never attached, alias
+// cycles, malformed layouts. Every reference is checked before it is
+// followed, and checks that depend on something already found broken are
+// skipped instead of reporting the same fault again.
+//
+// Order of work: declarations; aliases resolved once for all values (cycles
+// found there); CFG and dominator tree; then each block in layout order and
+// each of its instructions. Uses in unreachable blocks are checked for
+// definedness but not for dominance, as in Cranelift.
+#include "codegen/verifier/verifier.h"
+
+#include <initializer_list>
+#include <string_view>
+
+#include "codegen/analysis/cfg.h"
+#include "codegen/analysis/dominator_tree.h"
+#include "codegen/ir/printer.h"
+
+namespace heron {
+
+namespace {
+
+std::string str(Type t) { return std::string(t.name()); }
+
+std::string plural(size_t n, std::string_view noun) {
+    std::string s = std::to_string(n) + " " + std::string(noun);
+    if (n != 1) s += 's';
+    return s;
+}
+
+std::string abi_types(const std::vector<AbiParam>& params) {
+    std::string s = "(";
+    for (size_t i = 0; i < params.size(); ++i) {
+        if (i) s += ", ";
+        s += str(params[i].type);
+    }
+    return s + ")";
+}
+
+bool same_types(const std::vector<AbiParam>& a, const std::vector<AbiParam>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i].type != b[i].type) return false;
+    }
+    return true;
+}
+
+/// A set of types, for "expected i16, i32 or i64"-style checks and messages.
+class TypeSet {
+public:
+    constexpr TypeSet(std::initializer_list<Type> types) {
+        for (Type t : types) bits_ |= bit(t);
+    }
+    constexpr bool contains(Type t) const { return t.is_valid() && (bits_ & bit(t)) != 0; }
+    constexpr bool operator==(const TypeSet& o) const { return bits_ == o.bits_; }
+    /// "an integer type", "i32 or i64", ...
+    std::string describe() const;
+
+private:
+    static constexpr uint32_t bit(Type t) { return t.code() < 32 ? uint32_t{1} << t.code() : 0; }
+    uint32_t bits_ = 0;
+};
+
+constexpr TypeSet kAnyInt{types::I8, types::I16, types::I32, types::I64};
+constexpr TypeSet kAnyFloat{types::F32, types::F64};
+constexpr TypeSet kAnyScalar{types::I8, types::I16, types::I32, types::I64, types::F32, types::F64};
+
+std::string TypeSet::describe() const {
+    if (*this == kAnyInt) return "an integer type";
+    if (*this == kAnyFloat) return "a float type";
+    if (*this == kAnyScalar) return "an integer or float type";
+    std::vector<std::string> names;
+    for (unsigned c = Type::I8; c <= Type::F64; ++c) {
+        Type t(static_cast<Type::Code>(c));
+        if (contains(t)) names.push_back(str(t));
+    }
+    std::string s;
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (i) s += i + 1 == names.size() ? " or " : ", ";
+        s += names[i];
+    }
+    return s;
+}
+
+/// Whether print_inst can print `d` (it indexes name tables by code).
+bool printable(const InstructionData& d) {
+    if (static_cast<unsigned>(d.opcode) >= kNumOpcodes) return false;
+    if (d.format() == InstructionFormat::IntCompare) return d.code < kNumIntCC;
+    if (d.format() == InstructionFormat::FloatCompare) return d.code < kNumFloatCC;
+    return true;
+}
+
+class Verifier {
+public:
+    Verifier(const Function& func, VerifierErrors& errors)
+        : func_(func), dfg_(func.dfg), layout_(func.layout), errors_(errors) {}
+
+    bool run();
+
+private:
+    // --- reporting --------------------------------------------------------------
+    void report(std::optional<Inst> inst, std::optional<Block> block, std::string context, std::string message);
+    void inst_error(Inst inst, std::string message);
+    void block_error(Block block, std::string message);
+    /// Declarations have no line of their own: no context, the message
+    /// names the declaration.
+    void decl_error(std::string message) { report({}, {}, {}, std::move(message)); }
+
+    // --- declarations and aliases -------------------------------------------------
+    void verify_signature(const Signature& sig, const std::string& what);
+    void verify_declarations();
+    void resolve_aliases();
+    void report_alias_cycle(size_t from);
+
+    // --- blocks -------------------------------------------------------------------
+    void verify_entry_block();
+    void verify_block(Block b);
+    void verify_block_params(Block b);
+
+    // --- instructions ----------------------------------------------------------------
+    void verify_inst(Inst inst, Block b);
+    void verify_use(Inst inst, Block b, Value v);
+    void verify_results(Inst inst);
+    void verify_typing(Inst inst);
+    void verify_branch(Inst inst);
+    void verify_call(Inst inst);
+    void verify_tail_call(Inst inst, const Signature& callee, const std::string& name);
+    void verify_return(Inst inst);
+
+    // Typing families (one per Typing class or group of classes).
+    void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed);
+    void check_int_const(Inst inst);
+    void check_int_carry(Inst inst);
+    void check_select(Inst inst);
+    void check_conversion(Inst inst, TypeSet result, TypeSet input);
+    void check_width_change(Inst inst);
+    void check_bitcast(Inst inst);
+    void check_load(Inst inst);
+    void check_store(Inst inst);
+    void check_address(Inst inst);
+    void check_br_table(Inst inst);
+    void check_endianness(Inst inst);
+    void check_trap_code(Inst inst);
+
+    // --- helpers ----------------------------------------------------------------------
+    /// The type of `v` after resolving aliases; invalid when `v` is dangling.
+    Type type_of(Value v) const;
+    Type ctrl_type(Inst inst) const;
+    std::string name(Inst inst) const { return std::string(opcode_name(dfg_[inst].opcode)); }
+    /// Reports operand `i` of `inst` unless its type is unknown or in `allowed`.
+    bool expect_operand(Inst inst, unsigned i, TypeSet allowed);
+    /// Reports operand `i` unless it has the type of operand `ref`.
+    void expect_same(Inst inst, unsigned i, unsigned ref);
+    /// Reports a `.T` outside `allowed`; false when `.T` is missing or bad.
+    bool expect_ctrl(Inst inst, TypeSet allowed);
+    std::string describe_def(const ValueDef& def) const;
+
+    const Function& func_;
+    const DataFlowGraph& dfg_;
+    const Layout& layout_;
+    VerifierErrors& errors_;
+
+    ControlFlowGraph cfg_;
+    DominatorTree domtree_;
+    std::optional<Block> entry_;
+    std::vector<Value> resolved_;  // by value: alias target, or reserved for a cycle
+    std::vector<uint8_t> alias_state_;
+    std::vector<Value> alias_path_;
+    std::vector<uint8_t> block_seen_;
+    std::vector<uint8_t> inst_seen_;
+    std::vector<Type> expected_;
+};
+
+// --- reporting -------------------------------------------------------------------------
+
+void Verifier::report(std::optional<Inst> inst, std::optional<Block> block, std::string context,
+                      std::string message) {
+    errors_.push_back(VerifierError{inst, block, std::move(message), std::move(context)});
+}
+
+void Verifier::inst_error(Inst inst, std::string message) {
+    std::optional<Block> block = layout_.inst_block(inst);
+    std::string context = inst.to_string();
+    if (dfg_.inst_is_valid(inst) && printable(dfg_[inst])) context += " (" + print_inst(func_, inst) + ")";
+    if (block) context += " in " + block->to_string();
+    report(inst, block, std::move(context), std::move(message));
+}
+
+void Verifier::block_error(Block block, std::string message) {
+    report({}, block, block.to_string(), std::move(message));
+}
+
+// --- the driver ---------------------------------------------------------------------------
+
+bool Verifier::run() {
+    const size_t errors_before = errors_.size();
+    entry_ = layout_.entry_block();
+    verify_declarations();
+    resolve_aliases();
+    cfg_.compute(func_);
+    domtree_.compute(func_, cfg_);
+    verify_entry_block();
+    block_seen_.assign(dfg_.num_blocks(), 0);
+    inst_seen_.assign(dfg_.num_insts(), 0);
+    for (Block b : layout_.blocks()) {
+        if (!dfg_.block_is_valid(b)) {
+            block_error(b, b.to_string() + " is in the layout but does not exist");
+            break;  // its layout links cannot be trusted either
+        }
+        if (block_seen_[b.index()]) {
+            block_error(b, b.to_string() + " appears twice in the layout");
+            break;
+        }
+        block_seen_[b.index()] = 1;
+        verify_block(b);
+    }
+    return errors_.size() == errors_before;
+}
+
+// --- declarations --------------------------------------------------------------------------
+
+void Verifier::verify_signature(const Signature& sig, const std::string& what) {
+    auto check = [&](const std::vector<AbiParam>& items, const char* kind) {
+        for (size_t i = 0; i < items.size(); ++i) {
+            const AbiParam& p = items[i];
+            auto item = [&] { return what + " " + kind + " " + std::to_string(i); };
+            if (!kAnyScalar.contains(p.type)) {
+                decl_error(item() + " has unsupported type " + str(p.type));
+                continue;
+            }
+            if (p.ext != ArgExt::None && !p.type.is_int()) {
+                const char* ext = p.ext == ArgExt::Uext ? "uext" : "sext";
+                decl_error(item() + ": " + ext + " is only allowed on integer types, not " + str(p.type));
+            }
+        }
+    };
+    check(sig.params, "parameter");
+    check(sig.returns, "return");
+}
+
+void Verifier::verify_declarations() {
+    verify_signature(func_.signature, "function signature");
+    for (SigRef s : dfg_.signatures.keys()) verify_signature(dfg_.signatures[s], s.to_string());
+    for (FuncRef f : dfg_.ext_funcs.keys()) {
+        SigRef sig = dfg_.ext_funcs[f].signature;
+        // A reserved signature marks a gap in the source's fnN numbering:
+        // not a declaration, only an error where something uses it.
+        if (sig.is_valid() && !dfg_.signatures.is_valid(sig)) {
+            decl_error(f.to_string() + " refers to undeclared signature " + sig.to_string());
+        }
+    }
+    for (StackSlot ss : func_.stack_slots.keys()) {
+        const uint32_t align = func_.stack_slots[ss].align;
+        if (align == 0 || (align & (align - 1)) != 0) {
+            decl_error(ss.to_string() + " alignment " + std::to_string(align) + " is not a power of two");
+        } else if (align > 16) {
+            decl_error(ss.to_string() + ": stack slot alignment above 16 is not supported yet (align = " +
+                                           std::to_string(align) + ")");
+        }
+    }
+}
+
+// Resolves every value's alias chain once (linear overall): resolved_[v] is
+// the value at the end of the chain, or reserved when the chain is cyclic or
+// dangling. A placeholder (self-alias) resolves to itself.
+void Verifier::resolve_aliases() {
+    enum : uint8_t { kNew, kOnPath, kDone };
+    const uint32_t n = dfg_.num_values();
+    resolved_.assign(n, Value());
+    alias_state_.assign(n, kNew);
+    for (uint32_t i = 0; i < n; ++i) {
+        if (alias_state_[i] == kDone) continue;
+        alias_path_.clear();
+        Value cur(i);
+        Value result;
+        for (;;) {
+            if (alias_state_[cur.index()] == kDone) {
+                result = resolved_[cur.index()];
+                break;
+            }
+            if (alias_state_[cur.index()] == kOnPath) {
+                for (size_t k = 0; k < alias_path_.size(); ++k) {
+                    if (alias_path_[k] == cur) report_alias_cycle(k);
+                }
+                break;
+            }
+            const ValueDef def = dfg_.value_def(cur);
+            if (def.kind != ValueDef::Kind::Alias || def.owner == cur.index()) {
+                result = cur;
+                alias_state_[cur.index()] = kDone;
+                resolved_[cur.index()] = cur;
+                break;
+            }
+            alias_state_[cur.index()] = kOnPath;
+            alias_path_.push_back(cur);
+            Value next(def.owner);
+            if (!dfg_.value_is_valid(next)) {
+                decl_error(cur.to_string() + " is an alias of invalid value " + next.to_string());
+                break;
+            }
+            cur = next;
+        }
+        for (Value v : alias_path_) {
+            resolved_[v.index()] = result;
+            alias_state_[v.index()] = kDone;
+        }
+    }
+}
+
+void Verifier::report_alias_cycle(size_t from) {
+    std::string cycle;
+    for (size_t k = from; k < alias_path_.size(); ++k) cycle += alias_path_[k].to_string() + " -> ";
+    cycle += alias_path_[from].to_string();
+    decl_error("alias cycle: " + cycle);
+}
+
+// --- blocks ----------------------------------------------------------------------------------
+
+void Verifier::verify_entry_block() {
+    if (!entry_) {
+        decl_error("function has no entry block");
+        return;
+    }
+    if (!dfg_.block_is_valid(*entry_)) return;  // reported with the layout
+    auto params = dfg_.block_params(*entry_);
+    const auto& sig = func_.signature.params;
+    if (params.size() != sig.size()) {
+        block_error(*entry_, "entry block has " + plural(params.size(), "parameter") + ", signature has " +
+                                 std::to_string(sig.size()));
+        return;
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+        if (!dfg_.value_is_valid(params[i])) continue;  // reported with the block
+        Type t = dfg_.value_type(params[i]);
+        if (t == sig[i].type) continue;
+        block_error(*entry_, "entry block parameter " + std::to_string(i) + " (" + params[i].to_string() +
+                                 ") has type " + str(t) + ", signature has " + str(sig[i].type));
+    }
+}
+
+void Verifier::verify_block(Block b) {
+    verify_block_params(b);
+    auto last = layout_.last_inst(b);
+    if (!last) {
+        block_error(b, b.to_string() + " is empty");
+        return;
+    }
+    for (Inst inst : layout_.block_insts(b)) {
+        if (!dfg_.inst_is_valid(inst)) {
+            block_error(b, inst.to_string() + " is in the layout of " + b.to_string() + " but does not exist");
+            return;
+        }
+        if (inst_seen_[inst.index()]) {
+            block_error(b, inst.to_string() + " appears twice in the layout");
+            return;
+        }
+        inst_seen_[inst.index()] = 1;
+        if (layout_.inst_block(inst) != b) {
+            inst_error(inst, inst.to_string() + " is laid out in " + b.to_string() + " but belongs to another block");
+            continue;
+        }
+        const Opcode op = dfg_[inst].opcode;
+        if (static_cast<unsigned>(op) >= kNumOpcodes) {
+            inst_error(inst, "invalid opcode " + std::to_string(static_cast<unsigned>(op)));
+            continue;
+        }
+        const bool at_end = inst == *last;
+        if (is_terminator(op) && !at_end) {
+            inst_error(inst, "terminator " + name(inst) + " is not at the end of " + b.to_string());
+        } else if (!is_terminator(op) && at_end) {
+            inst_error(inst, b.to_string() + " does not end with a terminator");
+        }
+        verify_inst(inst, b);
+    }
+}
+
+void Verifier::verify_block_params(Block b) {
+    auto params = dfg_.block_params(b);
+    for (uint32_t i = 0; i < params.size(); ++i) {
+        Value v = params[i];
+        if (!dfg_.value_is_valid(v)) {
+            block_error(b, "parameter " + std::to_string(i) + " of " + b.to_string() + " is invalid value " +
+                               v.to_string());
+            continue;
+        }
+        const ValueDef def = dfg_.value_def(v);
+        if (!def.is_param() || def.block() != b || def.num != i) {
+            block_error(b, "value " + v.to_string() + " defined twice (parameter " + std::to_string(i) + " of " +
+                               b.to_string() + " and " + describe_def(def) + ")");
+            continue;
+        }
+        if (!kAnyScalar.contains(dfg_.value_type(v))) {
+            block_error(b, "parameter " + std::to_string(i) + " (" + v.to_string() + ") of " + b.to_string() +
+                               " has unsupported type " + str(dfg_.value_type(v)));
+        }
+    }
+}
+
+// --- instructions --------------------------------------------------------------------------
+
+void Verifier::verify_inst(Inst inst, Block b) {
+    dfg_.for_each_inst_value(inst, [&](Value v) { verify_use(inst, b, v); });
+    verify_results(inst);
+    verify_typing(inst);
+    const Opcode op = dfg_[inst].opcode;
+    if (is_branch(op)) verify_branch(inst);
+    if (is_call(op)) verify_call(inst);
+    if (op == Opcode::Return) verify_return(inst);
+}
+
+void Verifier::verify_use(Inst inst, Block b, Value v) {
+    if (!v.is_valid()) {
+        inst_error(inst, name(inst) + " has a missing operand");
+        return;
+    }
+    if (!dfg_.value_is_valid(v)) {
+        inst_error(inst, "use of invalid value " + v.to_string());
+        return;
+    }
+    const Value r = resolved_[v.index()];
+    if (!r.is_valid()) return;  // an alias cycle, reported once already
+    auto shown = [&] { return v == r ? v.to_string() : v.to_string() + " (an alias of " + r.to_string() + ")"; };
+    const ValueDef def = dfg_.value_def(r);
+    std::optional<Block> def_block;
+    switch (def.kind) {
+    case ValueDef::Kind::Alias: break;  // a placeholder that was never attached
+    case ValueDef::Kind::Result: {
+        if (!dfg_.inst_is_valid(def.inst())) break;
+        auto results = dfg_.inst_results(def.inst());
+        if (def.num >= results.size() || results[def.num] != r) break;
+        if (def.inst() == inst) {
+            inst_error(inst, shown() + " is used by the instruction that defines it");
+            return;
+        }
+        def_block = layout_.inst_block(def.inst());
+        if (!def_block) {
+            inst_error(inst, shown() + " is defined by " + def.inst().to_string() + ", which is not in the layout");
+            return;
+        }
+        break;
+    }
+    case ValueDef::Kind::Param: {
+        if (!dfg_.block_is_valid(def.block())) break;
+        auto params = dfg_.block_params(def.block());
+        if (def.num >= params.size() || params[def.num] != r) break;
+        if (!layout_.is_block_inserted(def.block())) {
+            inst_error(inst, shown() + " is a parameter of " + def.block().to_string() + ", which is not in the layout");
+            return;
+        }
+        def_block = def.block();
+        break;
+    }
+    }
+    if (!def_block) {
+        inst_error(inst, shown() + " is used but never defined");
+        return;
+    }
+    if (!domtree_.is_reachable(b) || domtree_.dominates(def, inst, layout_)) return;
+    inst_error(inst, v.to_string() + " used in " + b.to_string() + " is not dominated by its definition in " +
+                         def_block->to_string());
+}
+
+void Verifier::verify_results(Inst inst) {
+    auto results = dfg_.inst_results(inst);
+    for (uint32_t i = 0; i < results.size(); ++i) {
+        Value v = results[i];
+        if (!dfg_.value_is_valid(v)) {
+            inst_error(inst, "result " + std::to_string(i) + " is invalid value " + v.to_string());
+            return;
+        }
+        const ValueDef def = dfg_.value_def(v);
+        if (!def.is_result() || def.inst() != inst || def.num != i) {
+            inst_error(inst, "value " + v.to_string() + " defined twice (result " + std::to_string(i) + " of " +
+                                 inst.to_string() + " and " + describe_def(def) + ")");
+            return;
+        }
+    }
+    const OpcodeInfo& info = opcode_info(dfg_[inst].opcode);
+    if (info.results == kVarResults) {
+        auto sig = dfg_.call_signature(inst);
+        if (!sig || !dfg_.signatures.is_valid(*sig)) return;  // reported by verify_call
+    }
+    dfg_.result_types(inst, ctrl_type(inst), expected_);
+    if (results.size() != expected_.size()) {
+        inst_error(inst, name(inst) + " has " + plural(results.size(), "result") + ", expected " +
+                             std::to_string(expected_.size()));
+        return;
+    }
+    for (uint32_t i = 0; i < results.size(); ++i) {
+        Type have = dfg_.value_type(results[i]);
+        if (!expected_[i].is_valid() || have == expected_[i]) continue;
+        inst_error(inst, "result " + std::to_string(i) + " (" + results[i].to_string() + ") has type " + str(have) +
+                             ", expected " + str(expected_[i]));
+    }
+}
+
+// One case per Typing class of opcodes.def; small per-opcode refinements
+// live in the family functions.
+void Verifier::verify_typing(Inst inst) {
+    const InstructionData& d = dfg_[inst];
+    const OpcodeInfo& info = opcode_info(d.opcode);
+    // Where an operand fixes the controlling type, a written `.T` must agree.
+    if ((info.ctrl == CtrlSource::Arg0 || info.ctrl == CtrlSource::Arg1) && d.type.is_valid()) {
+        Type t = ctrl_type(inst);
+        if (t.is_valid() && t != d.type) {
+            inst_error(inst, "type suffix ." + str(d.type) + " does not match the controlling type " + str(t));
+        }
+    }
+    switch (info.typing) {
+    case Typing::NoTyping: break;
+    case Typing::IntConst: check_int_const(inst); break;
+    case Typing::F32Const:
+        if (d.imm > 0xffff'ffffu) inst_error(inst, "f32const immediate has bits set above bit 31");
+        break;
+    case Typing::F64Const: break;
+    case Typing::Int1: check_uniform(inst, 1, 0, kAnyInt); break;
+    case Typing::Int2:
+    case Typing::IntOverflow: check_uniform(inst, 2, 0, kAnyInt); break;
+    case Typing::IntCarry: check_int_carry(inst); break;
+    case Typing::IntAddTrap:
+        check_uniform(inst, 2, 0, TypeSet{types::I32, types::I64});
+        check_trap_code(inst);
+        break;
+    case Typing::Bitwise1: check_uniform(inst, 1, 0, kAnyScalar); break;
+    case Typing::Bitwise2: check_uniform(inst, 2, 0, kAnyScalar); break;
+    case Typing::Bitwise3: check_uniform(inst, 3, 1, kAnyScalar); break;
+    case Typing::Shift:
+        expect_operand(inst, 0, kAnyInt);
+        expect_operand(inst, 1, kAnyInt);
+        break;
+    case Typing::Bswap: check_uniform(inst, 1, 0, TypeSet{types::I16, types::I32, types::I64}); break;
+    case Typing::IntCmp:
+        check_uniform(inst, 2, 0, kAnyInt);
+        if (d.code >= kNumIntCC) inst_error(inst, "invalid integer condition code " + std::to_string(d.code));
+        break;
+    case Typing::FloatCmp:
+        check_uniform(inst, 2, 0, kAnyFloat);
+        if (d.code >= kNumFloatCC) inst_error(inst, "invalid float condition code " + std::to_string(d.code));
+        break;
+    case Typing::Select: check_select(inst); break;
+    case Typing::Bmask: check_conversion(inst, kAnyInt, kAnyInt); break;
+    case Typing::Extend:
+    case Typing::Reduce: check_width_change(inst); break;
+    case Typing::Bitcast: check_bitcast(inst); break;
+    case Typing::Fpromote: check_conversion(inst, TypeSet{types::F64}, TypeSet{types::F32}); break;
+    case Typing::Fdemote: check_conversion(inst, TypeSet{types::F32}, TypeSet{types::F64}); break;
+    case Typing::FloatToInt: check_conversion(inst, kAnyInt, kAnyFloat); break;
+    case Typing::IntToFloat: check_conversion(inst, kAnyFloat, kAnyInt); break;
+    case Typing::Float1: check_uniform(inst, 1, 0, kAnyFloat); break;
+    case Typing::Float2: check_uniform(inst, 2, 0, kAnyFloat); break;
+    case Typing::Float3: check_uniform(inst, 3, 1, kAnyFloat); break;
+    case Typing::Load: check_load(inst); break;
+    case Typing::Store: check_store(inst); break;
+    case Typing::Address: check_address(inst); break;
+    case Typing::Condition:
+        expect_operand(inst, 0, kAnyInt);
+        if (d.format() == InstructionFormat::CondTrap) check_trap_code(inst);
+        break;
+    case Typing::BrTable: check_br_table(inst); break;
+    case Typing::Callee: break;  // verify_call
+    }
+    if (d.format() == InstructionFormat::Trap) check_trap_code(inst);
+}
+
+// --- typing families ------------------------------------------------------------------------
+
+void Verifier::check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
+    if (!expect_operand(inst, ref, allowed)) return;
+    for (unsigned i = 0; i < n; ++i) {
+        if (i != ref) expect_same(inst, i, ref);
+    }
+}
+
+void Verifier::check_int_const(Inst inst) {
+    if (!expect_ctrl(inst, kAnyInt)) return;
+    const InstructionData& d = dfg_[inst];
+    if ((d.imm & ~d.type.mask()) == 0) return;
+    inst_error(inst, "iconst." + str(d.type) + " immediate has bits set above bit " + std::to_string(d.type.bits() - 1));
+}
+
+void Verifier::check_int_carry(Inst inst) {
+    check_uniform(inst, 2, 1, kAnyInt);
+    expect_operand(inst, 2, TypeSet{types::I8});
+}
+
+// The condition is independent of the arms.
+void Verifier::check_select(Inst inst) {
+    expect_operand(inst, 0, kAnyInt);
+    if (expect_operand(inst, 1, kAnyScalar)) expect_same(inst, 2, 1);
+}
+
+void Verifier::check_conversion(Inst inst, TypeSet result, TypeSet input) {
+    expect_ctrl(inst, result);
+    expect_operand(inst, 0, input);
+}
+
+// uextend/sextend need a strictly narrower input, ireduce a strictly wider.
+void Verifier::check_width_change(Inst inst) {
+    const bool ok_ctrl = expect_ctrl(inst, kAnyInt);
+    if (!expect_operand(inst, 0, kAnyInt) || !ok_ctrl) return;
+    const InstructionData& d = dfg_[inst];
+    const Type in = type_of(d.args[0]);
+    if (!in.is_valid()) return;
+    const bool extend = opcode_info(d.opcode).typing == Typing::Extend;
+    if (extend ? in.bits() < d.type.bits() : in.bits() > d.type.bits()) return;
+    inst_error(inst, name(inst) + " operand 0 (" + d.args[0].to_string() + ") has type " + str(in) +
+                         ", expected an integer type " + (extend ? "narrower" : "wider") + " than " + str(d.type));
+}
+
+void Verifier::check_bitcast(Inst inst) {
+    const bool ok_ctrl = expect_ctrl(inst, kAnyScalar);
+    const bool ok_in = expect_operand(inst, 0, kAnyScalar);
+    const InstructionData& d = dfg_[inst];
+    const Type in = type_of(d.args[0]);
+    if (ok_ctrl && ok_in && in.is_valid() && in.bits() != d.type.bits()) {
+        inst_error(inst, "bitcast operand 0 (" + d.args[0].to_string() + ") has type " + str(in) + ", expected a " +
+                             std::to_string(d.type.bits()) + "-bit type like " + str(d.type));
+    }
+    constexpr unsigned kEndianness = MemFlags::Big | MemFlags::Little;
+    if ((d.flags.bits & ~kEndianness) != 0 || d.flags.trap != 0) {
+        inst_error(inst, "bitcast accepts only the flags little and big");
+    }
+    check_endianness(inst);
+}
+
+void Verifier::check_load(Inst inst) {
+    TypeSet allowed = kAnyScalar;
+    switch (dfg_[inst].opcode) {
+    case Opcode::Uload8:
+    case Opcode::Sload8: allowed = TypeSet{types::I16, types::I32, types::I64}; break;
+    case Opcode::Uload16:
+    case Opcode::Sload16: allowed = TypeSet{types::I32, types::I64}; break;
+    case Opcode::Uload32:
+    case Opcode::Sload32: allowed = TypeSet{types::I64}; break;
+    default: break;
+    }
+    expect_ctrl(inst, allowed);
+    expect_operand(inst, 0, TypeSet{types::POINTER});
+    check_endianness(inst);
+}
+
+void Verifier::check_store(Inst inst) {
+    TypeSet allowed = kAnyScalar;
+    switch (dfg_[inst].opcode) {
+    case Opcode::Istore8: allowed = TypeSet{types::I16, types::I32, types::I64}; break;
+    case Opcode::Istore16: allowed = TypeSet{types::I32, types::I64}; break;
+    case Opcode::Istore32: allowed = TypeSet{types::I64}; break;
+    default: break;
+    }
+    expect_operand(inst, 0, allowed);
+    expect_operand(inst, 1, TypeSet{types::POINTER});
+    if (dfg_[inst].flags.has(MemFlags::Readonly)) inst_error(inst, "a store cannot have the readonly flag");
+    check_endianness(inst);
+}
+
+void Verifier::check_endianness(Inst inst) {
+    const MemFlags f = dfg_[inst].flags;
+    if (f.has(MemFlags::Big) && f.has(MemFlags::Little)) inst_error(inst, "flags little and big are exclusive");
+}
+
+void Verifier::check_address(Inst inst) {
+    expect_ctrl(inst, TypeSet{types::POINTER});
+    const InstructionData& d = dfg_[inst];
+    if (d.opcode == Opcode::FuncAddr) {
+        const FuncRef fn = d.func_ref();
+        if (!dfg_.ext_funcs.is_valid(fn) || !dfg_.ext_funcs[fn].signature.is_valid()) {
+            inst_error(inst, "invalid function reference " + fn.to_string());
+        }
+        return;
+    }
+    const StackSlot ss = d.stack_slot();
+    if (!func_.stack_slots.is_valid(ss)) {
+        inst_error(inst, "invalid stack slot " + ss.to_string());
+        return;
+    }
+    const uint32_t size = func_.stack_slots[ss].size;
+    if (size == 0) {
+        inst_error(inst, ss.to_string() + " has size 0 and cannot be addressed");
+        return;
+    }
+    if (d.offset < 0 || static_cast<uint32_t>(d.offset) >= size) {
+        inst_error(inst, "stack_addr offset " + std::to_string(d.offset) + " is outside " + ss.to_string() +
+                             " (size " + std::to_string(size) + ")");
+    }
+}
+
+void Verifier::check_br_table(Inst inst) {
+    expect_operand(inst, 0, TypeSet{types::I32});
+    const JumpTable jt = dfg_[inst].jump_table();
+    if (!dfg_.jump_tables.is_valid(jt)) {
+        inst_error(inst, "invalid jump table " + jt.to_string());
+    } else if (dfg_.jump_tables[jt].all.empty()) {
+        inst_error(inst, "br_table has no default block");
+    }
+}
+
+void Verifier::check_trap_code(Inst inst) {
+    if (dfg_[inst].code == 0) inst_error(inst, name(inst) + " has no trap code");
+}
+
+// --- control flow and calls -------------------------------------------------------------------
+
+void Verifier::verify_branch(Inst inst) {
+    const ValueListPool& pool = dfg_.value_lists;
+    for (const BlockCall& dest : dfg_.branch_destinations(inst)) {
+        if (!dest.is_valid()) {
+            inst_error(inst, name(inst) + " has a missing destination");
+            continue;
+        }
+        const Block target = dest.block(pool);
+        if (!dfg_.block_is_valid(target)) {
+            inst_error(inst, "branch to invalid block " + target.to_string());
+            continue;
+        }
+        if (!layout_.is_block_inserted(target)) {
+            inst_error(inst, "branch to " + target.to_string() + ", which is not in the layout");
+            continue;
+        }
+        if (target == entry_) inst_error(inst, "branch to the entry block " + target.to_string());
+        auto params = dfg_.block_params(target);
+        auto args = dest.args(pool);
+        if (args.size() != params.size()) {
+            inst_error(inst, target.to_string() + " expects " + plural(params.size(), "argument") + ", got " +
+                                 std::to_string(args.size()));
+            continue;
+        }
+        for (size_t i = 0; i < args.size(); ++i) {
+            const Type have = type_of(args[i]);
+            const Type want = dfg_.value_is_valid(params[i]) ? dfg_.value_type(params[i]) : Type();
+            if (!have.is_valid() || !want.is_valid() || have == want) continue;
+            inst_error(inst, "argument " + std::to_string(i) + " (" + args[i].to_string() + ") to " +
+                                 target.to_string() + " has type " + str(have) + ", expected " + str(want));
+        }
+    }
+}
+
+void Verifier::verify_call(Inst inst) {
+    const InstructionData& d = dfg_[inst];
+    std::string callee;
+    SigRef sig;
+    if (d.format() == InstructionFormat::Call) {
+        const FuncRef fn = d.func_ref();
+        if (!dfg_.ext_funcs.is_valid(fn) || !dfg_.ext_funcs[fn].signature.is_valid()) {
+            inst_error(inst, "invalid function reference " + fn.to_string());
+            return;
+        }
+        callee = fn.to_string();
+        sig = dfg_.ext_funcs[fn].signature;
+        if (!dfg_.signatures.is_valid(sig)) return;  // reported with the declarations
+    } else {
+        if (d.vargs.empty()) {
+            inst_error(inst, name(inst) + " has no callee");
+            return;
+        }
+        const Value fp = d.vargs.get(0, dfg_.value_lists);
+        const Type t = type_of(fp);
+        if (t.is_valid() && t != types::POINTER) {
+            inst_error(inst, name(inst) + " callee (" + fp.to_string() + ") has type " + str(t) + ", expected i64");
+        }
+        sig = d.sig_ref();
+        callee = sig.to_string();
+        if (!dfg_.signatures.is_valid(sig)) {
+            inst_error(inst, "invalid signature reference " + callee);
+            return;
+        }
+    }
+    const Signature& s = dfg_.signatures[sig];
+    auto args = dfg_.call_args(inst);
+    if (args.size() != s.params.size()) {
+        inst_error(inst, name(inst) + " to " + callee + " has " + plural(args.size(), "argument") + ", signature has " +
+                             std::to_string(s.params.size()));
+    } else {
+        for (size_t i = 0; i < args.size(); ++i) {
+            const Type have = type_of(args[i]);
+            if (!have.is_valid() || have == s.params[i].type) continue;
+            inst_error(inst, "argument " + std::to_string(i) + " (" + args[i].to_string() + ") to " + callee +
+                                 " has type " + str(have) + ", expected " + str(s.params[i].type));
+        }
+    }
+    if (is_terminator(d.opcode)) verify_tail_call(inst, s, callee);
+}
+
+// return_call / return_call_indirect (ir-reference.md 14): both ends use the
+// tail convention and the callee returns exactly what the caller returns.
+void Verifier::verify_tail_call(Inst inst, const Signature& callee, const std::string& who) {
+    const Signature& caller = func_.signature;
+    if (caller.call_conv != CallConv::Tail) {
+        inst_error(inst, name(inst) + " requires the caller's calling convention to be tail, not " +
+                             std::string(callconv_name(caller.call_conv)));
+    }
+    if (callee.call_conv != CallConv::Tail) {
+        inst_error(inst, name(inst) + " requires " + who + " to use the tail calling convention, not " +
+                             std::string(callconv_name(callee.call_conv)));
+    }
+    if (!same_types(callee.returns, caller.returns)) {
+        inst_error(inst, name(inst) + ": " + who + " returns " + abi_types(callee.returns) + ", but the caller returns " +
+                             abi_types(caller.returns));
+    }
+}
+
+void Verifier::verify_return(Inst inst) {
+    auto vals = dfg_.inst_variable_args(inst);
+    const auto& want = func_.signature.returns;
+    if (vals.size() != want.size()) {
+        inst_error(inst, "return has " + plural(vals.size(), "value") + ", signature has " + std::to_string(want.size()));
+        return;
+    }
+    for (size_t i = 0; i < vals.size(); ++i) {
+        const Type have = type_of(vals[i]);
+        if (!have.is_valid() || have == want[i].type) continue;
+        inst_error(inst, "return value " + std::to_string(i) + " (" + vals[i].to_string() + ") has type " + str(have) +
+                             ", expected " + str(want[i].type));
+    }
+}
+
+// --- helpers ------------------------------------------------------------------------------------
+
+Type Verifier::type_of(Value v) const {
+    if (!v.is_valid() || !dfg_.value_is_valid(v)) return Type();
+    const Value r = resolved_[v.index()];
+    return r.is_valid() ? dfg_.value_type(r) : Type();
+}
+
+Type Verifier::ctrl_type(Inst inst) const {
+    const InstructionData& d = dfg_[inst];
+    const OpcodeInfo& info = opcode_info(d.opcode);
+    switch (info.ctrl) {
+    case CtrlSource::Result: return d.type;
+    case CtrlSource::Arg0:
+        if (d.format() == InstructionFormat::CallIndirect) {
+            return d.vargs.empty() ? Type() : type_of(d.vargs.get(0, dfg_.value_lists));
+        }
+        return type_of(d.args[0]);
+    case CtrlSource::Arg1: return type_of(d.args[1]);
+    case CtrlSource::None:
+        if (info.typing == Typing::F32Const) return types::F32;
+        if (info.typing == Typing::F64Const) return types::F64;
+        return Type();
+    }
+    return Type();
+}
+
+bool Verifier::expect_operand(Inst inst, unsigned i, TypeSet allowed) {
+    const Value v = dfg_[inst].args[i];
+    const Type t = type_of(v);
+    if (!t.is_valid()) return false;
+    if (allowed.contains(t)) return true;
+    inst_error(inst, name(inst) + " operand " + std::to_string(i) + " (" + v.to_string() + ") has type " + str(t) +
+                         ", expected " + allowed.describe());
+    return false;
+}
+
+void Verifier::expect_same(Inst inst, unsigned i, unsigned ref) {
+    const InstructionData& d = dfg_[inst];
+    const Type want = type_of(d.args[ref]);
+    const Type have = type_of(d.args[i]);
+    if (!want.is_valid() || !have.is_valid() || have == want) return;
+    inst_error(inst, name(inst) + " operand " + std::to_string(i) + " (" + d.args[i].to_string() + ") has type " +
+                         str(have) + ", expected " + str(want) + " like operand " + std::to_string(ref));
+}
+
+bool Verifier::expect_ctrl(Inst inst, TypeSet allowed) {
+    const Type t = dfg_[inst].type;
+    if (!t.is_valid()) {
+        inst_error(inst, name(inst) + " requires a type suffix");
+        return false;
+    }
+    if (allowed.contains(t)) return true;
+    inst_error(inst, name(inst) + " type ." + str(t) + " is not allowed, expected " + allowed.describe());
+    return false;
+}
+
+std::string Verifier::describe_def(const ValueDef& def) const {
+    switch (def.kind) {
+    case ValueDef::Kind::Result: return "result " + std::to_string(def.num) + " of " + def.inst().to_string();
+    case ValueDef::Kind::Param: return "parameter " + std::to_string(def.num) + " of " + def.block().to_string();
+    case ValueDef::Kind::Alias: return "an alias of " + Value(def.owner).to_string();
+    }
+    return "?";
+}
+
+}  // namespace
+
+bool verify_function(const Function& func, VerifierErrors& errors) { return Verifier(func, errors).run(); }
+
+std::string format_verifier_errors(const VerifierErrors& errors) {
+    std::string out;
+    for (const VerifierError& e : errors) {
+        if (!e.context.empty()) out += e.context + ": ";
+        out += e.message;
+        out += '\n';
+    }
+    return out;
+}
+
+}  // namespace heron
