@@ -1,10 +1,331 @@
+// The `heron` command.
+//
+//   heron test FILE|DIR...          file tests (text-format.md)
+//   heron cat FILE                  parse and print back in canonical form
+//   heron verify FILE               parse and verify; prints errors
+//   heron run FILE [--fn NAME] [--time] [--interp] [ARGS...]
+//                                   call a function (JIT-compiled, or on the
+//                                   interpreter) and print its results
+//   heron compile FILE [--disasm] [--vcode]
+//                                   compile every function for the host and
+//                                   print sizes, machine code, VCode
 #include "tools/cli.h"
 
+#include <chrono>
+#include <map>
+#include <memory>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/interp/interpreter.h"
+#include "codegen/ir/parser.h"
+#include "codegen/ir/printer.h"
+#include "codegen/ir/run_command.h"
+#include "codegen/isa/x64/lower.h"
+#include "codegen/isa/x64/settings.h"
+#include "codegen/machinst/isa.h"
+#include "codegen/verifier/verifier.h"
+#include "jit/jit_module.h"
+#include "tools/disasm_x64.h"
+#include "tools/filetest.h"
 
 namespace heron::tools {
-int main(int, char**) {
-    std::fprintf(stderr, "heron: not implemented yet\n");
+namespace {
+
+constexpr const char* kUsage =
+    "usage: heron COMMAND ...\n"
+    "  test FILE|DIR...                 run file tests; prints failures and 'N passed, N failed'\n"
+    "  cat FILE                         parse and print functions in canonical form\n"
+    "  verify FILE                      parse and verify every function\n"
+    "  run FILE [--fn NAME] [--time] [--interp] [ARGS...]\n"
+    "                                   call a function (default: %main, or the first one)\n"
+    "                                   with ARGS typed by its signature; print its results.\n"
+    "                                   JIT-compiled unless --interp\n"
+    "  compile FILE [--disasm] [--vcode]\n"
+    "                                   compile for the host; print code size, machine code\n";
+
+bool read_file(const std::string& path, std::string& text) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+    return true;
+}
+
+/// Parses a file, printing diagnostics as FILE:LINE:COL: message.
+bool load(const std::string& path, ParseOutcome& out) {
+    std::string text;
+    if (!read_file(path, text)) {
+        std::cerr << path << ": cannot read\n";
+        return false;
+    }
+    out = parse_test_file(text);
+    for (const Diagnostic& d : out.errors) std::cerr << d.format(path) << "\n";
+    return out.ok();
+}
+
+bool verify_file(const std::string& path, const TestFile& file) {
+    bool ok = true;
+    for (const ParsedFunction& pf : file.functions) {
+        VerifierErrors errs;
+        if (verify_function(*pf.func, errs)) continue;
+        ok = false;
+        for (const VerifierError& e : errs) {
+            uint32_t line = pf.srcmap.function.line;
+            if (e.inst && pf.srcmap.inst_line[*e.inst]) line = pf.srcmap.inst_line[*e.inst];
+            else if (e.block && pf.srcmap.block_line[*e.block]) line = pf.srcmap.block_line[*e.block];
+            std::cerr << path << ":" << line << ": " << (e.context.empty() ? "" : e.context + ": ") << e.message
+                      << "\n";
+        }
+    }
+    return ok;
+}
+
+int cmd_cat(const std::vector<std::string>& args) {
+    if (args.size() != 1) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    ParseOutcome parsed;
+    bool ok = load(args[0], parsed);
+    bool first = true;
+    for (const ParsedFunction& pf : parsed.file.functions) {
+        if (!first) std::cout << "\n";
+        first = false;
+        std::cout << print_function(*pf.func);
+    }
+    return ok ? 0 : 1;
+}
+
+int cmd_verify(const std::vector<std::string>& args) {
+    if (args.size() != 1) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    ParseOutcome parsed;
+    if (!load(args[0], parsed)) return 1;
+    if (!verify_file(args[0], parsed.file)) return 1;
+    std::cout << args[0] << ": " << parsed.file.functions.size() << " function(s) verified\n";
+    return 0;
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+    std::string path, fn;
+    bool show_time = false, interp_only = false;
+    std::vector<std::string> values;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--fn" && i + 1 < args.size()) {
+            fn = args[++i];
+        } else if (args[i] == "--time") {
+            show_time = true;
+        } else if (args[i] == "--interp") {
+            interp_only = true;
+        } else if (path.empty()) {
+            path = args[i];
+        } else {
+            values.push_back(args[i]);
+        }
+    }
+    if (path.empty()) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    if (!fn.empty() && fn[0] == '%') fn = fn.substr(1);
+    ParseOutcome parsed;
+    if (!load(path, parsed) || !verify_file(path, parsed.file)) return 1;
+    const Function* target = nullptr;
+    for (const ParsedFunction& pf : parsed.file.functions) {
+        const ExternalName& n = pf.func->name;
+        bool named = n.kind == ExternalName::Kind::TestCase;
+        if (!fn.empty() ? (named && n.name == fn) : (named && n.name == "main")) target = pf.func.get();
+    }
+    if (!target && fn.empty() && !parsed.file.functions.empty()) target = parsed.file.functions[0].func.get();
+    if (!target) {
+        std::cerr << path << ": no function " << (fn.empty() ? "to run" : "%" + fn) << "\n";
+        return 1;
+    }
+    const Signature& sig = target->signature;
+    if (values.size() != sig.params.size()) {
+        std::cerr << path << ": " << target->name.to_string() << " takes " << sig.params.size() << " argument(s), "
+                  << values.size() << " given\n";
+        return 1;
+    }
+    std::vector<DataValue> argv;
+    for (size_t i = 0; i < values.size(); ++i) {
+        std::string err;
+        auto v = parse_data_value(values[i], sig.params[i].type, err);
+        if (!v) {
+            std::cerr << "argument " << i + 1 << ": " << err << "\n";
+            return 1;
+        }
+        argv.push_back(*v);
+    }
+    InterpOutcome r;
+    double compile_us = 0, run_us = 0;
+    uint64_t executed = 0;
+    const char* engine = interp_only ? "interpreter" : "jit";
+    if (interp_only) {
+        Interpreter interp;
+        for (const ParsedFunction& pf : parsed.file.functions) interp.add_function(*pf.func);
+        auto t0 = std::chrono::steady_clock::now();
+        r = interp.call(*target, argv);
+        run_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        executed = interp.executed();
+    } else {
+        JITModule jit;
+        auto t0 = std::chrono::steady_clock::now();
+        std::optional<FuncId> target_id;
+        for (const ParsedFunction& pf : parsed.file.functions) {
+            const ExternalName& n = pf.func->name;
+            std::string key = n.kind == ExternalName::Kind::User ? n.to_string() : n.name;
+            auto id = jit.declare_function(key, Linkage::Export, pf.func->signature);
+            if (!id) {
+                std::cerr << path << ": " << id.error().message << "\n";
+                return 1;
+            }
+            if (auto e = jit.define_function(id.value(), *pf.func)) {
+                std::cerr << path << ": " << e->message << "\n";
+                return 1;
+            }
+            if (pf.func.get() == target) target_id = id.value();
+        }
+        if (auto e = jit.finalize_definitions()) {
+            std::cerr << path << ": " << e->message << "\n";
+            return 1;
+        }
+        auto t1 = std::chrono::steady_clock::now();
+        compile_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        JitCallOutcome j = jit.call(*target_id, argv);
+        run_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
+        switch (j.kind) {
+        case JitCallOutcome::Kind::Return: r.values = j.values; break;
+        case JitCallOutcome::Kind::Trap:
+            r.kind = InterpOutcome::Kind::Trap;
+            r.trap = j.trap.code;
+            r.message = j.message;
+            break;
+        case JitCallOutcome::Kind::Error:
+            r.kind = InterpOutcome::Kind::Error;
+            r.message = j.message;
+            break;
+        }
+    }
+    std::string result;
+    int status = 0;
+    switch (r.kind) {
+    case InterpOutcome::Kind::Return:
+        for (size_t i = 0; i < r.values.size(); ++i) result += (i ? ", " : "") + r.values[i].to_string();
+        if (r.values.empty()) result = "(no results)";
+        break;
+    case InterpOutcome::Kind::Trap:
+        result = "trap " + trapcode_name(r.trap) + ": " + r.message;
+        status = 1;
+        break;
+    case InterpOutcome::Kind::Error:
+        result = "error: " + r.message;
+        status = 1;
+        break;
+    case InterpOutcome::Kind::OutOfFuel:
+        result = "out of fuel: " + r.message;
+        status = 1;
+        break;
+    }
+    std::cout << target->name.to_string() << " = " << result;
+    if (show_time) {
+        char buf[160];
+        if (interp_only) {
+            std::snprintf(buf, sizeof buf, "   [%s: run %.1f us, %llu IR insts executed]", engine, run_us,
+                          static_cast<unsigned long long>(executed));
+        } else {
+            std::snprintf(buf, sizeof buf, "   [%s: compile %.1f us, run %.1f us]", engine, compile_us, run_us);
+        }
+        std::cout << buf;
+    }
+    std::cout << "\n";
+    return status;
+}
+
+int cmd_compile(const std::vector<std::string>& args) {
+    std::string path;
+    bool disasm = false, vcode = false;
+    for (const std::string& a : args) {
+        if (a == "--disasm") disasm = true;
+        else if (a == "--vcode") vcode = true;
+        else if (path.empty()) path = a;
+        else {
+            std::cerr << kUsage;
+            return 2;
+        }
+    }
+    if (path.empty()) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    ParseOutcome parsed;
+    if (!load(path, parsed) || !verify_file(path, parsed.file)) return 1;
+    std::unique_ptr<TargetIsa> isa = host_isa();
+    CompileOptions opts;
+    opts.check_regalloc = true;
+    int status = 0;
+    for (const ParsedFunction& pf : parsed.file.functions) {
+        const Function& f = *pf.func;
+        if (vcode) {
+            x64::VCode vc;
+            std::string err = x64::lower_function(f, x64::Settings::host(), vc);
+            if (err.empty()) std::cout << "; vcode of " << f.name.to_string() << "\n" << vc.to_string();
+        }
+        CompiledCode code;
+        auto t0 = std::chrono::steady_clock::now();
+        std::string err = isa->compile(f, opts, code);
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (!err.empty()) {
+            std::cerr << path << ":" << pf.srcmap.function.line << ": " << f.name.to_string() << ": " << err << "\n";
+            status = 1;
+            continue;
+        }
+        std::printf("function %s: %zu bytes, frame %u bytes, %u spill slots, %zu trap sites, compiled in %.1f us\n",
+                    f.name.to_string().c_str(), code.bytes.size(), code.frame_size, code.spill_slots,
+                    code.trap_sites.size(), us);
+        if (disasm) {
+            std::map<uint64_t, std::string> labels;
+            for (const auto& [off, name] : code.labels) labels[off] = name;
+            std::cout << tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels);
+        }
+    }
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    std::string cmd = argv[1];
+    std::vector<std::string> args(argv + 2, argv + argc);
+    if (cmd == "test") {
+        if (args.empty()) {
+            std::cerr << kUsage;
+            return 2;
+        }
+        return run_test_command(args);
+    }
+    if (cmd == "cat") return cmd_cat(args);
+    if (cmd == "verify") return cmd_verify(args);
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "compile") return cmd_compile(args);
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+        std::cout << kUsage;
+        return 0;
+    }
+    std::cerr << "heron: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
 }
+
 }  // namespace heron::tools

@@ -92,7 +92,9 @@ struct OpcodeInfo {
 namespace detail {
 using namespace opflags;
 inline constexpr uint8_t VAR = kVarResults;
-inline constexpr OpcodeInfo kOpcodeInfo[] = {
+// Sized for every value of the underlying byte, so that no Opcode value can
+// index past the end (the tail entries are never used by valid opcodes).
+inline constexpr OpcodeInfo kOpcodeInfo[256] = {
 #define HERON_OPCODE(E, ident, text, fmt, res, ctrl, typing, flags) \
     {text, InstructionFormat::fmt, res, CtrlSource::ctrl, Typing::typing, flags},
 #include "codegen/ir/opcodes.def"

@@ -1,0 +1,909 @@
+// x86-64 emission. Frame, from high to low addresses:
+//
+//   [rbp + 16 ...]   incoming stack arguments
+//   [rbp + 8]        return address
+//   [rbp]            saved rbp
+//   [rbp - 8k ..]    saved callee-saved registers (k of them)
+//   ...              padding to 16 bytes
+//   [rsp + O + 8S..] explicit stack slots, each aligned
+//   [rsp + O ..]     spill slots, 8 bytes each (S of them)
+//   [rsp ..]         outgoing stack arguments (O bytes)
+//
+// r11 and xmm15 are never allocated: the allocator uses them for its move
+// cycles and the emitter uses them inside one instruction's expansion.
+#include "codegen/isa/x64/emit.h"
+
+#include <asmjit/x86.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace heron::x64 {
+
+namespace x86 = asmjit::x86;
+using asmjit::Label;
+using ra::Allocation;
+
+namespace {
+
+constexpr uint8_t kScratchGpr = regs::R11;
+constexpr uint8_t kScratchXmm = 15;
+
+struct ErrorRecorder : asmjit::ErrorHandler {
+    std::string first;
+    void handleError(asmjit::Error, const char* message, asmjit::BaseEmitter*) override {
+        if (first.empty()) first = message;
+    }
+};
+
+x86::Gp gp(uint8_t hw, unsigned size) {
+    switch (size) {
+    case 1: return x86::gpb(hw);
+    case 2: return x86::gpw(hw);
+    case 4: return x86::gpd(hw);
+    default: return x86::gpq(hw);
+    }
+}
+
+asmjit::x86::CondCode cc_of(Cond c) { return static_cast<asmjit::x86::CondCode>(static_cast<uint8_t>(c)); }
+
+uint64_t float_bits_of(double v, unsigned size) {
+    if (size == 4) {
+        float f = static_cast<float>(v);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        return b;
+    }
+    uint64_t b;
+    std::memcpy(&b, &v, 8);
+    return b;
+}
+
+class Emitter {
+public:
+    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out)
+        : f_(f), vc_(vc), al_(al), settings_(s), out_(out) {}
+
+    std::string run();
+
+private:
+    const ra::Function& rf() const { return vc_.ra; }
+    Allocation alloc(uint32_t inst, unsigned k) const { return al_.allocs[rf().operands_begin[inst] + k]; }
+    uint8_t reg(uint32_t inst, unsigned k) const {
+        Allocation a = alloc(inst, k);
+        return a.as_reg().hw;
+    }
+    x86::Gp gpr(uint32_t inst, unsigned k, unsigned size) const { return gp(reg(inst, k), size); }
+    x86::Xmm xmm(uint32_t inst, unsigned k) const { return x86::xmm(reg(inst, k)); }
+    x86::Mem spill_mem(uint32_t slot) const { return x86::qword_ptr(x86::rsp, static_cast<int32_t>(spill_base_ + 8 * slot)); }
+
+    void layout_frame();
+    void prologue();
+    void epilogue();
+    void emit_edit(const ra::Edit& e);
+    void emit_inst(uint32_t i, uint32_t next_block);
+    void record_trap(TrapCode code, uint32_t ir_inst) {
+        out_.trap_sites.push_back({static_cast<uint32_t>(a_.offset()), code, ir_inst});
+    }
+    /// A jump to an out-of-line `ud2` reporting `code`.
+    Label trap_label(uint8_t code, uint32_t ir_inst) {
+        Label l = a_.newLabel();
+        stubs_.push_back({l, code, ir_inst});
+        return l;
+    }
+    void load_fconst(x86::Xmm dst, uint64_t bits, unsigned size);
+    void emit_div(uint32_t i, const MInst& m);
+    void emit_bitcount(uint32_t i, const MInst& m);
+    void emit_cvt_to_int(uint32_t i, const MInst& m);
+    void emit_cvt_from_int(uint32_t i, const MInst& m);
+    void emit_load(uint32_t i, const MInst& m);
+    void emit_store(uint32_t i, const MInst& m);
+    void emit_fminmax(uint32_t i, const MInst& m);
+    void jcc_float(Cond c, Label taken);
+    Label symbol_slot(uint32_t sym) {
+        auto& l = symbol_slots_[sym];
+        if (!l.isValid()) l = a_.newLabel();
+        return l;
+    }
+
+    const Function& f_;
+    const VCode& vc_;
+    const ra::Output& al_;
+    const Settings& settings_;
+    CompiledCode& out_;
+
+    asmjit::CodeHolder code_;
+    x86::Assembler a_;
+    ErrorRecorder errors_;
+    std::vector<Label> block_labels_;
+    struct Stub {
+        Label label;
+        uint8_t code;
+        uint32_t ir_inst;
+    };
+    std::vector<Stub> stubs_;
+    std::vector<Label> symbol_slots_;
+    std::vector<Label> table_labels_;
+
+    std::vector<uint8_t> saved_;  // callee-saved registers pushed
+    uint32_t frame_size_ = 0;     // bytes subtracted from rsp after the pushes
+    uint32_t spill_base_ = 0;
+    std::vector<uint32_t> slot_offset_;
+};
+
+void Emitter::layout_frame() {
+    // Callee-saved registers the allocation uses.
+    bool used[16] = {};
+    for (const Allocation& a : al_.allocs) {
+        if (a.is_reg() && a.as_reg().cls == ra::RegClass::Int) used[a.as_reg().hw] = true;
+    }
+    for (const ra::Edit& e : al_.edits) {
+        if (e.to.is_reg() && e.to.as_reg().cls == ra::RegClass::Int) used[e.to.as_reg().hw] = true;
+    }
+    for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
+        if (used[r]) saved_.push_back(r);
+    }
+    uint32_t off = vc_.outgoing_args_size;
+    spill_base_ = off;
+    off += 8 * al_.num_spill_slots;
+    for (StackSlot ss : f_.stack_slots.keys()) {
+        const StackSlotData& sd = f_.stack_slots[ss];
+        uint32_t align = std::max<uint32_t>(8, sd.align);
+        off = (off + align - 1) / align * align;
+        slot_offset_.push_back(off);
+        off += sd.size;
+    }
+    uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
+    uint32_t total = (off + pushed + 15) / 16 * 16;
+    frame_size_ = total - pushed;
+    out_.frame_size = total;
+    out_.spill_slots = al_.num_spill_slots;
+}
+
+void Emitter::prologue() {
+    a_.push(x86::rbp);
+    a_.mov(x86::rbp, x86::rsp);
+    for (uint8_t r : saved_) a_.push(x86::gpq(r));
+    if (frame_size_ == 0) return;
+    if (frame_size_ < 4096) {
+        a_.sub(x86::rsp, frame_size_);
+        return;
+    }
+    // Probe every page so that an overflow hits the guard page in order.
+    uint32_t pages = frame_size_ / 4096;
+    Label loop = a_.newLabel();
+    a_.mov(x86::gpd(kScratchGpr), pages);
+    a_.bind(loop);
+    a_.sub(x86::rsp, 4096);
+    a_.or_(x86::dword_ptr(x86::rsp), 0);
+    a_.dec(x86::gpd(kScratchGpr));
+    a_.jnz(loop);
+    if (uint32_t rest = frame_size_ % 4096) a_.sub(x86::rsp, rest);
+}
+
+void Emitter::epilogue() {
+    if (saved_.empty()) {
+        a_.mov(x86::rsp, x86::rbp);
+    } else {
+        a_.lea(x86::rsp, x86::ptr(x86::rbp, -8 * static_cast<int32_t>(saved_.size())));
+        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) a_.pop(x86::gpq(*it));
+    }
+    a_.pop(x86::rbp);
+    a_.ret();
+}
+
+void Emitter::emit_edit(const ra::Edit& e) {
+    bool fl = e.cls == ra::RegClass::Float;
+    if (e.from.is_reg() && e.to.is_reg()) {
+        if (e.from == e.to) return;
+        if (fl) a_.movaps(x86::xmm(e.to.as_reg().hw), x86::xmm(e.from.as_reg().hw));
+        else a_.mov(x86::gpq(e.to.as_reg().hw), x86::gpq(e.from.as_reg().hw));
+    } else if (e.from.is_reg() && e.to.is_stack()) {
+        if (fl) a_.movsd(spill_mem(e.to.index), x86::xmm(e.from.as_reg().hw));
+        else a_.mov(spill_mem(e.to.index), x86::gpq(e.from.as_reg().hw));
+    } else if (e.from.is_stack() && e.to.is_reg()) {
+        if (fl) a_.movsd(x86::xmm(e.to.as_reg().hw), spill_mem(e.from.index));
+        else a_.mov(x86::gpq(e.to.as_reg().hw), spill_mem(e.from.index));
+    } else if (e.from.is_stack() && e.to.is_stack()) {
+        // Not produced by the allocator's contract; handled anyway.
+        if (e.from == e.to) return;
+        a_.mov(x86::gpq(kScratchGpr), spill_mem(e.from.index));
+        a_.mov(spill_mem(e.to.index), x86::gpq(kScratchGpr));
+    }
+}
+
+void Emitter::load_fconst(x86::Xmm dst, uint64_t bits, unsigned size) {
+    if (bits == 0) {
+        a_.xorps(dst, dst);
+        return;
+    }
+    if (size == 4) {
+        a_.mov(x86::gpd(kScratchGpr), static_cast<uint32_t>(bits));
+        a_.movd(dst, x86::gpd(kScratchGpr));
+    } else {
+        a_.mov(x86::gpq(kScratchGpr), bits);
+        a_.movq(dst, x86::gpq(kScratchGpr));
+    }
+}
+
+void Emitter::jcc_float(Cond c, Label taken) {
+    if (c == Cond::FEq) {
+        Label skip = a_.newLabel();
+        a_.jp(skip);
+        a_.je(taken);
+        a_.bind(skip);
+    } else if (c == Cond::FNe) {
+        a_.jp(taken);
+        a_.jne(taken);
+    } else {
+        a_.j(cc_of(c), taken);
+    }
+}
+
+void Emitter::emit_div(uint32_t i, const MInst& m) {
+    // Operands: rax dividend, divisor, rax quotient, rdx remainder (early), temp.
+    unsigned size = m.size;
+    x86::Gp y = gpr(i, 1, size);
+    bool is_signed = m.flags & mflags::kSigned;
+    bool rem = m.flags & mflags::kRem;
+    Label done = a_.newLabel();
+    a_.test(y, y);
+    a_.jz(trap_label(TrapCode::kIntegerDivisionByZero, m.ir_inst));
+    if (is_signed) {
+        Label normal = a_.newLabel();
+        a_.cmp(y, -1);
+        a_.jne(normal);
+        if (rem) {
+            a_.xor_(x86::edx, x86::edx);  // x srem -1 == 0, MIN included
+        } else {
+            // x / -1 == -x; MIN / -1 overflows at the type's own width.
+            // Only the low m.size2 bytes of the result matter (1.3).
+            a_.neg(gp(regs::RAX, m.size2));
+            a_.jo(trap_label(TrapCode::kIntegerOverflow, m.ir_inst));
+        }
+        a_.jmp(done);
+        a_.bind(normal);
+        if (size == 8) a_.cqo();
+        else a_.cdq();
+        a_.idiv(y);
+    } else {
+        a_.xor_(x86::edx, x86::edx);
+        a_.div(y);
+    }
+    a_.bind(done);
+}
+
+void Emitter::emit_bitcount(uint32_t i, const MInst& m) {
+    unsigned size = m.size;
+    unsigned n = size * 8;
+    x86::Gp src = gpr(i, 0, size), d = gpr(i, 1, size), t = gpr(i, 2, size);
+    switch (static_cast<CountOp>(m.sub)) {
+    case CountOp::Clz:
+        if (settings_.has_lzcnt) {
+            a_.lzcnt(d, src);
+            return;
+        }
+        a_.mov(t, -1);
+        a_.bsr(d, src);
+        a_.cmovz(d, t);
+        a_.neg(d);
+        a_.add(d, static_cast<int32_t>(n - 1));
+        return;
+    case CountOp::Ctz:
+        if (settings_.has_bmi1) {
+            a_.tzcnt(d, src);
+            return;
+        }
+        a_.mov(t, static_cast<int32_t>(n));
+        a_.bsf(d, src);
+        a_.cmovz(d, t);
+        return;
+    case CountOp::Popcnt: {
+        if (settings_.has_popcnt) {
+            a_.popcnt(d, src);
+            return;
+        }
+        // SWAR population count at 64 bits (a 32-bit source is zero-extended).
+        x86::Gp dq = d.r64(), tq = t.r64(), s = x86::gpq(kScratchGpr);
+        if (size == 4) a_.mov(d.r32(), src.r32());
+        else a_.mov(dq, src.r64());
+        a_.mov(tq, dq);
+        a_.shr(tq, 1);
+        a_.mov(s, 0x5555555555555555ull);
+        a_.and_(tq, s);
+        a_.sub(dq, tq);
+        a_.mov(s, 0x3333333333333333ull);
+        a_.mov(tq, dq);
+        a_.and_(tq, s);
+        a_.shr(dq, 2);
+        a_.and_(dq, s);
+        a_.add(dq, tq);
+        a_.mov(tq, dq);
+        a_.shr(tq, 4);
+        a_.add(dq, tq);
+        a_.mov(s, 0x0f0f0f0f0f0f0f0full);
+        a_.and_(dq, s);
+        a_.mov(s, 0x0101010101010101ull);
+        a_.imul(dq, s);
+        a_.shr(dq, 56);
+        return;
+    }
+    }
+}
+
+void Emitter::emit_cvt_from_int(uint32_t i, const MInst& m) {
+    // Operands: source gpr, destination xmm, temp gpr.
+    bool f32 = m.size == 4;
+    x86::Gp src = gpr(i, 0, m.size2);
+    x86::Xmm d = xmm(i, 1);
+    a_.xorps(d, d);
+    if (m.flags & mflags::kSigned) {
+        if (f32) a_.cvtsi2ss(d, src);
+        else a_.cvtsi2sd(d, src);
+        return;
+    }
+    // Unsigned 64-bit: values with the top bit set convert (x >> 1) | (x & 1)
+    // and double the result; the or'ed low bit keeps the rounding correct.
+    x86::Gp s = src.r64(), t = gpr(i, 2, 8), k = x86::gpq(kScratchGpr);
+    Label big = a_.newLabel(), done = a_.newLabel();
+    a_.test(s, s);
+    a_.js(big);
+    if (f32) a_.cvtsi2ss(d, s);
+    else a_.cvtsi2sd(d, s);
+    a_.jmp(done);
+    a_.bind(big);
+    a_.mov(t, s);
+    a_.shr(t, 1);
+    a_.mov(k, s);
+    a_.and_(k, 1);
+    a_.or_(t, k);
+    if (f32) {
+        a_.cvtsi2ss(d, t);
+        a_.addss(d, d);
+    } else {
+        a_.cvtsi2sd(d, t);
+        a_.addsd(d, d);
+    }
+    a_.bind(done);
+}
+
+void Emitter::emit_cvt_to_int(uint32_t i, const MInst& m) {
+    // Operands: source xmm, destination gpr, temp gpr, temp xmm.
+    bool f32 = m.size == 4;
+    unsigned bits = m.size2 * 8;
+    bool is_signed = m.flags & mflags::kSigned;
+    bool sat = m.flags & mflags::kSaturate;
+    x86::Xmm x = xmm(i, 0), tf = xmm(i, 3);
+    x86::Gp d64 = gpr(i, 1, 8), t64 = gpr(i, 2, 8);
+    Label done = a_.newLabel();
+    auto ucomi = [&](x86::Xmm a, x86::Xmm b) {
+        if (f32) a_.ucomiss(a, b);
+        else a_.ucomisd(a, b);
+    };
+    auto konst = [&](double v) { load_fconst(tf, float_bits_of(v, m.size), m.size); };
+    auto cvt64 = [&](x86::Gp dst, x86::Xmm src) {
+        if (f32) a_.cvttss2si(dst, src);
+        else a_.cvttsd2si(dst, src);
+    };
+    // Bounds: the largest power of two above the range, and the lower end.
+    double two_b = bits == 64 ? 18446744073709551616.0 : static_cast<double>(uint64_t{1} << bits);
+    double half = two_b / 2;
+    Label nan = a_.newLabel();
+    ucomi(x, x);
+    if (sat) a_.jp(nan);
+    else a_.jp(trap_label(TrapCode::kBadConversionToInteger, m.ir_inst));
+    if (is_signed) {
+        // Valid iff MIN-1 < x < MAX+1. MIN-1 is exact for i8/i16 (and i32 in
+        // f64); otherwise no float lies strictly between MIN-1 and MIN.
+        double min = -half;
+        bool strict = bits < 32 || (bits == 32 && !f32);
+        double lo = strict ? min - 1 : min;
+        Label low_bad = sat ? a_.newLabel() : trap_label(TrapCode::kIntegerOverflow, m.ir_inst);
+        Label high_bad = sat ? a_.newLabel() : trap_label(TrapCode::kIntegerOverflow, m.ir_inst);
+        konst(sat ? min : lo);
+        ucomi(x, tf);  // x vs bound: CF=1 when x < bound
+        if (sat || !strict) a_.jb(low_bad);
+        else a_.jbe(low_bad);
+        konst(half);
+        ucomi(x, tf);
+        a_.jae(high_bad);
+        cvt64(d64, x);
+        a_.jmp(done);
+        if (sat) {
+            a_.bind(low_bad);
+            a_.mov(d64, static_cast<int64_t>(bits == 64 ? INT64_MIN : -(int64_t{1} << (bits - 1))));
+            a_.jmp(done);
+            a_.bind(high_bad);
+            a_.mov(d64, static_cast<int64_t>(bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1));
+            a_.jmp(done);
+        }
+    } else {
+        // Valid iff -1 < x < 2^B.
+        Label low_bad = sat ? a_.newLabel() : trap_label(TrapCode::kIntegerOverflow, m.ir_inst);
+        Label high_bad = sat ? a_.newLabel() : trap_label(TrapCode::kIntegerOverflow, m.ir_inst);
+        konst(sat ? 0.0 : -1.0);
+        ucomi(x, tf);
+        if (sat) a_.jb(low_bad);  // x < 0 (incl. -0.0 is not below 0): result 0
+        else a_.jbe(low_bad);     // x <= -1
+        konst(two_b);
+        ucomi(x, tf);
+        a_.jae(high_bad);
+        if (bits < 64) {
+            cvt64(d64, x);
+        } else {
+            Label small = a_.newLabel();
+            konst(half);
+            ucomi(x, tf);
+            a_.jb(small);
+            // x >= 2^63: convert x - 2^63 and set the top bit.
+            x86::Xmm xc = x86::xmm(kScratchXmm);
+            a_.movaps(xc, x);
+            if (f32) a_.subss(xc, tf);
+            else a_.subsd(xc, tf);
+            cvt64(d64, xc);
+            a_.mov(t64, 0x8000000000000000ull);
+            a_.or_(d64, t64);
+            a_.jmp(done);
+            a_.bind(small);
+            cvt64(d64, x);
+        }
+        a_.jmp(done);
+        if (sat) {
+            a_.bind(low_bad);
+            a_.xor_(d64.r32(), d64.r32());
+            a_.jmp(done);
+            a_.bind(high_bad);
+            if (bits == 64) a_.mov(d64, -1);
+            else a_.mov(d64, static_cast<int64_t>((uint64_t{1} << bits) - 1));
+            a_.jmp(done);
+        }
+    }
+    if (sat) {
+        a_.bind(nan);
+        a_.xor_(d64.r32(), d64.r32());
+    }
+    a_.bind(done);
+}
+
+void Emitter::emit_load(uint32_t i, const MInst& m) {
+    x86::Mem mem;
+    unsigned dk = 1;  // index of the destination operand
+    if (m.aux == 1 || m.aux == 2) {
+        // 1: incoming stack argument [rbp + imm]; 2: return area [rsp + imm].
+        mem = x86::ptr(m.aux == 1 ? x86::rbp : x86::rsp, static_cast<int32_t>(m.imm));
+        dk = 0;
+    } else {
+        mem = x86::ptr(gpr(i, 0, 8), static_cast<int32_t>(m.imm));
+    }
+    bool is_float = m.flags & mflags::kFloat;
+    bool big = m.flags & mflags::kBig;
+    bool trap = m.flags & mflags::kTrapSite;
+    unsigned size = m.size;
+    if (is_float) {
+        x86::Xmm d = xmm(i, dk);
+        if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
+        if (!big) {
+            mem.setSize(size);
+            if (size == 4) a_.movss(d, mem);
+            else a_.movsd(d, mem);
+            return;
+        }
+        x86::Gp s = gp(kScratchGpr, size);
+        mem.setSize(size);
+        a_.mov(s, mem);
+        a_.bswap(s);
+        if (size == 4) a_.movd(d, s);
+        else a_.movq(d, s);
+        return;
+    }
+    uint8_t dh = reg(i, dk);
+    mem.setSize(size);
+    if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
+    bool is_signed = m.flags & mflags::kSigned;
+    unsigned to = m.size2;  // 0: plain load
+    if (!big && to != 0 && is_signed) {
+        if (size == 4) a_.movsxd(gp(dh, 8), mem);
+        else a_.movsx(gp(dh, to == 8 ? 8 : 4), mem);
+        return;
+    }
+    // Plain or zero-extending load (narrow values land zero-extended).
+    if (size <= 2) a_.movzx(gp(dh, 4), mem);
+    else a_.mov(gp(dh, size), mem);
+    if (!big) return;
+    if (size == 2) a_.rol(gp(dh, 2), 8);
+    else if (size >= 4) a_.bswap(gp(dh, size));
+    if (to == 0) return;
+    if (is_signed) {
+        if (size == 1) a_.movsx(gp(dh, 8), gp(dh, 1));
+        else if (size == 2) a_.movsx(gp(dh, 8), gp(dh, 2));
+        else a_.movsxd(gp(dh, 8), gp(dh, 4));
+    } else if (size == 2) {
+        a_.movzx(gp(dh, 4), gp(dh, 2));
+    }
+}
+
+void Emitter::emit_store(uint32_t i, const MInst& m) {
+    x86::Mem mem = m.aux == 1 ? x86::ptr(x86::rsp, static_cast<int32_t>(m.imm))
+                              : x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm));
+    unsigned size = m.size;
+    mem.setSize(size);
+    bool big = m.flags & mflags::kBig;
+    bool trap = m.flags & mflags::kTrapSite;
+    if (m.flags & mflags::kFloat) {
+        x86::Xmm v = xmm(i, 0);
+        if (!big) {
+            if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
+            if (size == 4) a_.movss(mem, v);
+            else a_.movsd(mem, v);
+            return;
+        }
+        x86::Gp s = gp(kScratchGpr, size);
+        if (size == 4) a_.movd(s, v);
+        else a_.movq(s, v);
+        a_.bswap(s);
+        if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
+        a_.mov(mem, s);
+        return;
+    }
+    x86::Gp v = gpr(i, 0, size);
+    if (big && size > 1) {
+        x86::Gp s = gp(kScratchGpr, size);
+        a_.mov(gp(kScratchGpr, 8), v.r64());
+        if (size == 2) a_.rol(s, 8);
+        else a_.bswap(s);
+        v = s;
+    }
+    if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
+    a_.mov(mem, v);
+}
+
+void Emitter::emit_fminmax(uint32_t i, const MInst& m) {
+    // wasm min/max: NaN if either is NaN; equal operands (±0) combine bits.
+    bool f32 = m.size == 4, is_min = m.flags & mflags::kMin;
+    x86::Xmm d = xmm(i, 2), y = xmm(i, 1);
+    Label nan = a_.newLabel(), normal = a_.newLabel(), done = a_.newLabel();
+    if (f32) a_.ucomiss(d, y);
+    else a_.ucomisd(d, y);
+    a_.jp(nan);
+    a_.jne(normal);
+    if (is_min) a_.orps(d, y);
+    else a_.andps(d, y);
+    a_.jmp(done);
+    a_.bind(nan);
+    if (f32) a_.addss(d, y);
+    else a_.addsd(d, y);
+    a_.jmp(done);
+    a_.bind(normal);
+    if (is_min) {
+        if (f32) a_.minss(d, y);
+        else a_.minsd(d, y);
+    } else {
+        if (f32) a_.maxss(d, y);
+        else a_.maxsd(d, y);
+    }
+    a_.bind(done);
+}
+
+void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
+    const MInst& m = vc_.insts[i];
+    unsigned size = m.size;
+    switch (m.op) {
+    case Op::Nop:
+    case Op::Args:
+        return;
+    case Op::MovRR: {
+        uint8_t s = reg(i, 0), d = reg(i, 1);
+        if (s != d) a_.mov(x86::gpq(d), x86::gpq(s));
+        return;
+    }
+    case Op::MovImm: {
+        x86::Gp d = gpr(i, 0, 8);
+        int64_t v = m.imm;
+        if (v == 0) a_.xor_(d.r32(), d.r32());
+        else if (v > 0 && v <= UINT32_MAX) a_.mov(d.r32(), static_cast<uint32_t>(v));
+        else a_.mov(d, v);
+        return;
+    }
+    case Op::Ext: {
+        uint8_t s = reg(i, 0), d = reg(i, 1);
+        unsigned from = m.size, to = m.size2;
+        if (m.flags & mflags::kSigned) {
+            if (from == 4) a_.movsxd(gp(d, 8), gp(s, 4));
+            else a_.movsx(gp(d, to == 8 ? 8 : 4), gp(s, from));
+        } else {
+            if (from == 4) a_.mov(gp(d, 4), gp(s, 4));
+            else a_.movzx(gp(d, 4), gp(s, from));
+        }
+        return;
+    }
+    case Op::Alu: {
+        x86::Gp d = gpr(i, 2, size), b = gpr(i, 1, size);
+        switch (static_cast<AluOp>(m.sub)) {
+        case AluOp::Add: a_.add(d, b); break;
+        case AluOp::Sub: a_.sub(d, b); break;
+        case AluOp::And: a_.and_(d, b); break;
+        case AluOp::Or: a_.or_(d, b); break;
+        case AluOp::Xor: a_.xor_(d, b); break;
+        case AluOp::Imul: a_.imul(d, b); break;
+        case AluOp::Adc: a_.adc(d, b); break;
+        case AluOp::Sbb: a_.sbb(d, b); break;
+        }
+        return;
+    }
+    case Op::AluImm: {
+        x86::Gp d = gpr(i, 1, size);
+        int32_t k = static_cast<int32_t>(m.imm);
+        switch (static_cast<AluOp>(m.sub)) {
+        case AluOp::Add: a_.add(d, k); break;
+        case AluOp::Sub: a_.sub(d, k); break;
+        case AluOp::And: a_.and_(d, k); break;
+        case AluOp::Or: a_.or_(d, k); break;
+        case AluOp::Xor: a_.xor_(d, k); break;
+        case AluOp::Imul: a_.imul(d, gpr(i, 0, size), k); break;
+        case AluOp::Adc: a_.adc(d, k); break;
+        case AluOp::Sbb: a_.sbb(d, k); break;
+        }
+        return;
+    }
+    case Op::Unary: {
+        x86::Gp d = gpr(i, 1, size);
+        switch (static_cast<UnaryOp>(m.sub)) {
+        case UnaryOp::Neg: a_.neg(d); break;
+        case UnaryOp::Not: a_.not_(d); break;
+        case UnaryOp::Bswap: a_.bswap(d); break;
+        }
+        return;
+    }
+    case Op::Shift:
+    case Op::ShiftImm: {
+        bool by_cl = m.op == Op::Shift;
+        x86::Gp d = gpr(i, by_cl ? 2 : 1, size);
+        switch (static_cast<ShiftOp>(m.sub)) {
+        case ShiftOp::Shl: by_cl ? a_.shl(d, x86::cl) : a_.shl(d, m.imm); break;
+        case ShiftOp::Shr: by_cl ? a_.shr(d, x86::cl) : a_.shr(d, m.imm); break;
+        case ShiftOp::Sar: by_cl ? a_.sar(d, x86::cl) : a_.sar(d, m.imm); break;
+        case ShiftOp::Rol: by_cl ? a_.rol(d, x86::cl) : a_.rol(d, m.imm); break;
+        case ShiftOp::Ror: by_cl ? a_.ror(d, x86::cl) : a_.ror(d, m.imm); break;
+        }
+        return;
+    }
+    case Op::BitCount: emit_bitcount(i, m); return;
+    case Op::Cmp: a_.cmp(gpr(i, 0, size), gpr(i, 1, size)); return;
+    case Op::CmpImm: {
+        x86::Gp x = gpr(i, 0, size);
+        if (size == 1) a_.cmp(x, static_cast<int8_t>(m.imm));
+        else if (size == 2) a_.cmp(x, static_cast<int16_t>(m.imm));
+        else a_.cmp(x, static_cast<int32_t>(m.imm));
+        return;
+    }
+    case Op::Test: a_.test(gpr(i, 0, size), gpr(i, 1, size)); return;
+    case Op::Setcc: a_.set(cc_of(m.cc), gpr(i, 0, 1)); return;
+    case Op::Cmov: a_.cmov(cc_of(m.cc), gpr(i, 2, size), gpr(i, 0, size)); return;
+    case Op::MulWide: {
+        x86::Gp y = gpr(i, 1, size);
+        if (m.flags & mflags::kSigned) a_.imul(y);
+        else a_.mul(y);
+        return;
+    }
+    case Op::Div: emit_div(i, m); return;
+    case Op::Lea:
+        a_.lea(gpr(i, 2, 8), x86::ptr(gpr(i, 0, 8), gpr(i, 1, 8), m.scale, static_cast<int32_t>(m.imm)));
+        return;
+    case Op::LeaBase:
+        if (m.aux == 1) a_.lea(gpr(i, 0, 8), x86::ptr(x86::rsp, static_cast<int32_t>(m.imm)));
+        else a_.lea(gpr(i, 1, 8), x86::ptr(gpr(i, 0, 8), static_cast<int32_t>(m.imm)));
+        return;
+    case Op::Load: emit_load(i, m); return;
+    case Op::Store: emit_store(i, m); return;
+    case Op::StackAddr:
+        a_.lea(gpr(i, 0, 8), x86::ptr(x86::rsp, static_cast<int32_t>(slot_offset_[m.aux] + m.imm)));
+        return;
+    case Op::FMov: {
+        uint8_t s = reg(i, 0), d = reg(i, 1);
+        if (s != d) a_.movaps(x86::xmm(d), x86::xmm(s));
+        return;
+    }
+    case Op::FConst: load_fconst(xmm(i, 0), static_cast<uint64_t>(m.imm), size); return;
+    case Op::FAlu: {
+        x86::Xmm d = xmm(i, 2), b = xmm(i, 1);
+        bool f32 = size == 4;
+        switch (static_cast<FAluOp>(m.sub)) {
+        case FAluOp::Add: f32 ? a_.addss(d, b) : a_.addsd(d, b); break;
+        case FAluOp::Sub: f32 ? a_.subss(d, b) : a_.subsd(d, b); break;
+        case FAluOp::Mul: f32 ? a_.mulss(d, b) : a_.mulsd(d, b); break;
+        case FAluOp::Div: f32 ? a_.divss(d, b) : a_.divsd(d, b); break;
+        case FAluOp::And: a_.andps(d, b); break;
+        case FAluOp::Or: a_.orps(d, b); break;
+        case FAluOp::Xor: a_.xorps(d, b); break;
+        case FAluOp::AndNot: a_.andnps(d, b); break;
+        }
+        return;
+    }
+    case Op::FUnary: {
+        x86::Xmm s = xmm(i, 0), d = xmm(i, 1);
+        bool f32 = size == 4;
+        auto round = [&](uint32_t mode) { f32 ? a_.roundss(d, s, mode) : a_.roundsd(d, s, mode); };
+        switch (static_cast<FUnaryOp>(m.sub)) {
+        case FUnaryOp::Sqrt: f32 ? a_.sqrtss(d, s) : a_.sqrtsd(d, s); break;
+        case FUnaryOp::Ceil: round(0x0a); break;
+        case FUnaryOp::Floor: round(0x09); break;
+        case FUnaryOp::Trunc: round(0x0b); break;
+        case FUnaryOp::Nearest: round(0x08); break;
+        case FUnaryOp::Promote: a_.cvtss2sd(d, s); break;
+        case FUnaryOp::Demote: a_.cvtsd2ss(d, s); break;
+        }
+        return;
+    }
+    case Op::FMinMax: emit_fminmax(i, m); return;
+    case Op::FCmp:
+        if (size == 4) a_.ucomiss(xmm(i, 0), xmm(i, 1));
+        else a_.ucomisd(xmm(i, 0), xmm(i, 1));
+        return;
+    case Op::Fma:
+        if (size == 4) a_.vfmadd213ss(xmm(i, 3), xmm(i, 1), xmm(i, 2));
+        else a_.vfmadd213sd(xmm(i, 3), xmm(i, 1), xmm(i, 2));
+        return;
+    case Op::GprToXmm:
+        if (size == 4) a_.movd(xmm(i, 1), gpr(i, 0, 4));
+        else a_.movq(xmm(i, 1), gpr(i, 0, 8));
+        return;
+    case Op::XmmToGpr:
+        if (size == 4) a_.movd(gpr(i, 1, 4), xmm(i, 0));
+        else a_.movq(gpr(i, 1, 8), xmm(i, 0));
+        return;
+    case Op::CvtIntToFloat: emit_cvt_from_int(i, m); return;
+    case Op::CvtFloatToInt: emit_cvt_to_int(i, m); return;
+    case Op::Jmp:
+        if (m.aux != next_block) a_.jmp(block_labels_[m.aux]);
+        return;
+    case Op::Jcc:
+        if (m.aux == next_block) {
+            a_.j(cc_of(invert(m.cc)), block_labels_[m.aux2]);
+            return;
+        }
+        a_.j(cc_of(m.cc), block_labels_[m.aux]);
+        if (m.aux2 != next_block) a_.jmp(block_labels_[m.aux2]);
+        return;
+    case Op::JccFloat:
+        jcc_float(m.cc, block_labels_[m.aux]);
+        if (m.aux2 != next_block) a_.jmp(block_labels_[m.aux2]);
+        return;
+    case Op::JumpTableAddr: {
+        // Table layout: one 32-bit offset (from the table start) per entry,
+        // then the default's; the index is clamped to the default's slot.
+        const std::vector<uint32_t>& t = vc_.jump_tables[m.aux];
+        x86::Gp idx = gpr(i, 0, 8), addr = gpr(i, 1, 8), tmp = gpr(i, 2, 8);
+        uint32_t n = static_cast<uint32_t>(t.size() - 1);
+        Label table = a_.newLabel();
+        table_labels_[m.aux] = table;
+        a_.mov(tmp.r32(), n);
+        a_.cmp(idx, tmp);
+        a_.cmovb(tmp, idx);
+        a_.lea(addr, x86::ptr(table));
+        a_.movsxd(tmp, x86::dword_ptr(addr, tmp, 2));
+        a_.add(addr, tmp);
+        return;
+    }
+    case Op::BrTable: a_.jmp(gpr(i, 0, 8)); return;
+    case Op::Ret: epilogue(); return;
+    case Op::Call:
+        // The slot holds the address of the callee's GOT cell (compiled_code.h).
+        a_.mov(x86::gpq(kScratchGpr), x86::qword_ptr(symbol_slot(m.aux)));
+        a_.call(x86::qword_ptr(x86::gpq(kScratchGpr)));
+        return;
+    case Op::CallInd: a_.call(gpr(i, 0, 8)); return;
+    case Op::TailCall:
+    case Op::TailCallInd: {
+        // Arguments are in their registers; the callee address goes to r11
+        // before the frame is popped (r11 is never allocated).
+        x86::Gp target = x86::gpq(kScratchGpr);
+        if (m.op == Op::TailCall) {
+            a_.mov(target, x86::qword_ptr(symbol_slot(m.aux)));
+            a_.mov(target, x86::qword_ptr(target));
+        } else {
+            a_.mov(target, gpr(i, 0, 8));
+        }
+        if (saved_.empty()) {
+            a_.mov(x86::rsp, x86::rbp);
+        } else {
+            a_.lea(x86::rsp, x86::ptr(x86::rbp, -8 * static_cast<int32_t>(saved_.size())));
+            for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) a_.pop(x86::gpq(*it));
+        }
+        a_.pop(x86::rbp);
+        a_.jmp(target);
+        return;
+    }
+    case Op::FuncAddr:
+        a_.mov(gpr(i, 0, 8), x86::qword_ptr(symbol_slot(m.aux)));
+        a_.mov(gpr(i, 0, 8), x86::qword_ptr(gpr(i, 0, 8)));
+        return;
+    case Op::Trap:
+        record_trap(TrapCode{m.trap}, m.ir_inst);
+        a_.ud2();
+        return;
+    case Op::TrapIf: a_.j(cc_of(m.cc), trap_label(m.trap, m.ir_inst)); return;
+    case Op::TrapIfFloat: jcc_float(m.cc, trap_label(m.trap, m.ir_inst)); return;
+    case Op::TrapIfZero: {
+        x86::Gp x = gpr(i, 0, size);
+        a_.test(x, x);
+        a_.jz(trap_label(m.trap, m.ir_inst));
+        return;
+    }
+    }
+}
+
+std::string Emitter::run() {
+    code_.init(asmjit::Environment(asmjit::Arch::kX64));
+    code_.setErrorHandler(&errors_);
+    code_.attach(&a_);
+    layout_frame();
+    uint32_t nb = rf().num_blocks();
+    for (uint32_t b = 0; b < nb; ++b) block_labels_.push_back(a_.newLabel());
+    symbol_slots_.resize(vc_.symbols.size());
+    table_labels_.resize(vc_.jump_tables.size());
+
+    prologue();
+    size_t e = 0;
+    const auto& edits = al_.edits;
+    for (uint32_t b = 0; b < nb; ++b) {
+        a_.bind(block_labels_[b]);
+        if (vc_.block_ir[b] != ~0u) {
+            out_.labels.push_back({static_cast<uint32_t>(a_.offset()), "block" + std::to_string(vc_.block_ir[b])});
+        }
+        for (uint32_t i = rf().block_insts_begin[b]; i < rf().block_insts_begin[b + 1]; ++i) {
+            while (e < edits.size() && edits[e].point.bits < ra::ProgPoint::before(i).bits) ++e;
+            while (e < edits.size() && edits[e].point == ra::ProgPoint::before(i)) emit_edit(edits[e++]);
+            if (vc_.insts[i].ir_inst != ~0u &&
+                (out_.ir_insts.empty() || out_.ir_insts.back().second != vc_.insts[i].ir_inst)) {
+                out_.ir_insts.push_back({static_cast<uint32_t>(a_.offset()), vc_.insts[i].ir_inst});
+            }
+            emit_inst(i, b + 1);
+            while (e < edits.size() && edits[e].point == ra::ProgPoint::after(i)) emit_edit(edits[e++]);
+        }
+    }
+    // Out-of-line trap stubs.
+    for (const Stub& s : stubs_) {
+        a_.bind(s.label);
+        record_trap(TrapCode{s.code}, s.ir_inst);
+        a_.ud2();
+    }
+    // Jump tables: 32-bit offsets of each target from the table's start.
+    for (size_t t = 0; t < vc_.jump_tables.size(); ++t) {
+        if (!table_labels_[t].isValid()) continue;
+        a_.align(asmjit::AlignMode::kData, 4);
+        a_.bind(table_labels_[t]);
+        const std::vector<uint32_t>& targets = vc_.jump_tables[t];
+        for (size_t k = 1; k < targets.size(); ++k) a_.embedLabelDelta(block_labels_[targets[k]], table_labels_[t], 4);
+        a_.embedLabelDelta(block_labels_[targets[0]], table_labels_[t], 4);
+    }
+    // 8-byte slots for call targets and function addresses.
+    a_.align(asmjit::AlignMode::kData, 8);
+    for (size_t s = 0; s < symbol_slots_.size(); ++s) {
+        if (!symbol_slots_[s].isValid()) continue;
+        a_.bind(symbol_slots_[s]);
+        out_.relocations.push_back({static_cast<uint32_t>(a_.offset()), vc_.symbols[s], 0});
+        a_.embedUInt64(0);
+    }
+    if (!errors_.first.empty()) return "x86-64 emission failed: " + errors_.first;
+    code_.flatten();
+    code_.resolveUnresolvedLinks();
+    size_t size = code_.codeSize();
+    out_.bytes.resize(size);
+    code_.relocateToBase(0);
+    code_.copyFlattenedData(out_.bytes.data(), size);
+    if (!errors_.first.empty()) return "x86-64 emission failed: " + errors_.first;
+    std::sort(out_.trap_sites.begin(), out_.trap_sites.end(),
+              [](const CodeTrapSite& a, const CodeTrapSite& b) { return a.offset < b.offset; });
+    return {};
+}
+
+}  // namespace
+
+std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc,
+                          const Settings& settings, CompiledCode& out) {
+    out.clear();
+    Emitter e(func, vcode, alloc, settings, out);
+    return e.run();
+}
+
+}  // namespace heron::x64

@@ -1,0 +1,22 @@
+// Emission of allocated x86-64 VCode through asmjit's x86::Assembler:
+// frame layout (System V: rbp frame, callee-saved pushes, spill slots and
+// explicit stack slots below, outgoing stack arguments at rsp), the
+// allocator's edits as moves, out-of-line trap stubs, jump tables and
+// 8-byte literal slots for call targets (patched by the loader through
+// relocations).
+#pragma once
+
+#include <string>
+
+#include "codegen/ir/function.h"
+#include "codegen/isa/x64/lower.h"
+#include "codegen/machinst/compiled_code.h"
+
+namespace heron::x64 {
+
+/// Emits `vcode` with the allocation `alloc`. Returns an empty string on
+/// success.
+std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc,
+                          const Settings& settings, CompiledCode& out);
+
+}  // namespace heron::x64

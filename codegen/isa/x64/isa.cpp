@@ -1,0 +1,49 @@
+// The x86-64 TargetIsa: lower -> allocate registers (-> check) -> emit.
+// The lowering, allocator and emitter state is kept between functions so
+// that compiling the next function allocates almost nothing.
+#include "codegen/machinst/isa.h"
+
+#include "codegen/isa/x64/emit.h"
+#include "codegen/isa/x64/lower.h"
+
+namespace heron {
+namespace {
+
+class X64Isa final : public TargetIsa {
+public:
+    explicit X64Isa(x64::Settings s) : settings_(s) {}
+
+    std::string_view name() const override { return "x86_64"; }
+
+    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) override {
+        vcode_.clear();
+        std::string err = x64::lower_function(func, settings_, vcode_);
+        if (!err.empty()) return err;
+        alloc_.clear();
+        err = ra::allocate(vcode_.ra, x64::machine_env(), alloc_, ractx_);
+        if (!err.empty()) return "register allocation failed: " + err;
+        if (opts.check_regalloc) {
+            err = ra::check(vcode_.ra, x64::machine_env(), alloc_);
+            if (!err.empty()) return "register allocation checker: " + err;
+        }
+        return x64::emit_function(func, vcode_, alloc_, settings_, out);
+    }
+
+private:
+    x64::Settings settings_;
+    x64::VCode vcode_;
+    ra::Output alloc_;
+    ra::Context ractx_;
+};
+
+}  // namespace
+
+std::unique_ptr<TargetIsa> host_isa() { return std::make_unique<X64Isa>(x64::Settings::host()); }
+
+std::unique_ptr<TargetIsa> isa_by_name(std::string_view name) {
+    if (name == "x86_64" || name == "x64") return std::make_unique<X64Isa>(x64::Settings::host());
+    if (name == "x86_64-baseline") return std::make_unique<X64Isa>(x64::Settings::baseline());
+    return nullptr;
+}
+
+}  // namespace heron

@@ -1,0 +1,1401 @@
+// IR -> x86-64 VCode. See lower.h for the shape of the result.
+//
+// Block order: reverse postorder of the reachable blocks (so a definition's
+// block comes before every block that uses it), with an edge block placed
+// right after its predecessor for every critical edge. Narrow integers
+// follow ir-reference.md 1.3: results may carry garbage above their width,
+// and every op whose result depends on those bits extends its inputs first.
+#include "codegen/isa/x64/lower.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "codegen/ir/printer.h"
+
+namespace heron::x64 {
+
+using ra::Operand;
+using ra::RegClass;
+using ra::VReg;
+using namespace regs;
+
+namespace {
+
+constexpr uint32_t kNone = ~0u;
+
+/// SysV argument registers.
+constexpr uint8_t kIntArgRegs[] = {RDI, RSI, RDX, RCX, R8, R9};
+constexpr uint8_t kIntRetRegs[] = {RAX, RDX};
+constexpr unsigned kFloatArgRegs = 8;  // xmm0..xmm7
+constexpr unsigned kFloatRetRegs = 2;  // xmm0, xmm1
+
+ra::PRegSet caller_saved() {
+    ra::PRegSet s;
+    for (uint8_t r : {RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11}) s.add(gpr(r));
+    for (uint8_t r = 0; r < 16; ++r) s.add(xmm(r));
+    return s;
+}
+
+RegClass class_of(Type t) { return t.is_float() ? RegClass::Float : RegClass::Int; }
+
+/// Results that do not fit in rax/rdx and xmm0/xmm1 go to a return area
+/// whose address the caller passes as a hidden first integer argument
+/// (docs/backend-x64.md). Returns how many results go there.
+unsigned overflow_returns(const Signature& sig) {
+    unsigned ni = 0, nf = 0, over = 0;
+    for (const AbiParam& r : sig.returns) {
+        if (r.type.is_float() ? nf++ < kFloatRetRegs : ni++ < std::size(kIntRetRegs)) continue;
+        ++over;
+    }
+    return over;
+}
+
+/// Whether result k of `sig` is returned in a register (else in the area).
+bool returned_in_reg(const Signature& sig, size_t k) {
+    unsigned ni = 0, nf = 0;
+    for (size_t j = 0; j <= k; ++j) {
+        bool in_reg = sig.returns[j].type.is_float() ? nf++ < kFloatRetRegs : ni++ < std::size(kIntRetRegs);
+        if (j == k) return in_reg;
+    }
+    return false;
+}
+
+Cond cond_of(IntCC cc) {
+    switch (cc) {
+    case IntCC::Eq: return Cond::E;
+    case IntCC::Ne: return Cond::NE;
+    case IntCC::Slt: return Cond::L;
+    case IntCC::Sge: return Cond::GE;
+    case IntCC::Sgt: return Cond::G;
+    case IntCC::Sle: return Cond::LE;
+    case IntCC::Ult: return Cond::B;
+    case IntCC::Uge: return Cond::AE;
+    case IntCC::Ugt: return Cond::A;
+    case IntCC::Ule: return Cond::BE;
+    }
+    return Cond::E;
+}
+
+/// ucomis sets ZF=PF=CF=1 when unordered. Returns the condition to test
+/// after comparing (x, y), or (y, x) when `swap` is set.
+Cond float_cond(FloatCC cc, bool& swap) {
+    swap = false;
+    switch (cc) {
+    case FloatCC::Gt: return Cond::A;
+    case FloatCC::Ge: return Cond::AE;
+    case FloatCC::Lt: swap = true; return Cond::A;
+    case FloatCC::Le: swap = true; return Cond::AE;
+    case FloatCC::Ueq: return Cond::E;
+    case FloatCC::One: return Cond::NE;
+    case FloatCC::Uno: return Cond::P;
+    case FloatCC::Ord: return Cond::NP;
+    case FloatCC::Ult: return Cond::B;
+    case FloatCC::Ule: return Cond::BE;
+    case FloatCC::Ugt: swap = true; return Cond::B;
+    case FloatCC::Uge: swap = true; return Cond::BE;
+    case FloatCC::Eq: return Cond::FEq;
+    case FloatCC::Ne: return Cond::FNe;
+    }
+    return Cond::E;
+}
+
+int64_t sext(uint64_t bits, unsigned width) {
+    if (width >= 64) return static_cast<int64_t>(bits);
+    uint64_t m = uint64_t{1} << (width - 1);
+    bits &= (uint64_t{1} << width) - 1;
+    return static_cast<int64_t>((bits ^ m) - m);
+}
+
+bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+class Lowerer {
+public:
+    Lowerer(const Function& f, const Settings& s, VCode& out) : f_(f), dfg_(f.dfg), settings_(s), out_(out) {}
+
+    std::string run();
+
+private:
+    // --- block order ------------------------------------------------------
+    void compute_order();
+
+    // --- value/vreg plumbing ------------------------------------------------
+    VReg vreg_of(Value v) {
+        v = dfg_.resolve_aliases(v);
+        VReg& r = value_vreg_[v];
+        if (!r.is_valid()) r = VReg(next_vreg_++, class_of(dfg_.value_type(v)));
+        return r;
+    }
+    /// The vreg of `v`, and `v` is needed (its definition must be emitted).
+    VReg use(Value v) {
+        v = dfg_.resolve_aliases(v);
+        needed_[v] = 1;
+        return vreg_of(v);
+    }
+    VReg def(Value v) { return vreg_of(v); }
+    VReg temp(RegClass c) { return VReg(next_vreg_++, c); }
+    Type type_of(Value v) const { return dfg_.value_type(v); }
+
+    /// If `v` is an iconst, its value sign-extended from its width.
+    std::optional<int64_t> const_of(Value v) const {
+        v = dfg_.resolve_aliases(v);
+        ValueDef d = dfg_.value_def(v);
+        if (!d.is_result()) return std::nullopt;
+        const InstructionData& id = dfg_[d.inst()];
+        if (id.opcode != Opcode::Iconst) return std::nullopt;
+        return sext(id.imm, dfg_.value_type(v).bits());
+    }
+    /// The defining instruction of `v` if it has `op`.
+    std::optional<Inst> def_with(Value v, Opcode op) const {
+        v = dfg_.resolve_aliases(v);
+        ValueDef d = dfg_.value_def(v);
+        if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
+        return d.inst();
+    }
+
+    // --- emission into the current IR instruction's buffer -------------------
+    MInst& emit(Op op, std::initializer_list<Operand> ops) {
+        MInst m;
+        m.op = op;
+        m.ir_inst = cur_inst_;
+        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(ops.size())});
+        pend_ops_.insert(pend_ops_.end(), ops.begin(), ops.end());
+        return buf_.back().m;
+    }
+    MInst& emit_v(Op op, const std::vector<Operand>& ops) {
+        MInst m;
+        m.op = op;
+        m.ir_inst = cur_inst_;
+        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(ops.size())});
+        pend_ops_.insert(pend_ops_.end(), ops.begin(), ops.end());
+        return buf_.back().m;
+    }
+
+    // Small builders returning the defined vreg.
+    VReg mov_imm(int64_t v, VReg dst) {
+        emit(Op::MovImm, {Operand::def(dst)}).imm = v;
+        return dst;
+    }
+    VReg mov_imm(int64_t v) { return mov_imm(v, temp(RegClass::Int)); }
+    VReg ext(VReg src, unsigned from_bytes, unsigned to_bytes, bool is_signed) {
+        VReg d = temp(RegClass::Int);
+        MInst& m = emit(Op::Ext, {Operand::use(src), Operand::def(d)});
+        m.size = static_cast<uint8_t>(from_bytes);
+        m.size2 = static_cast<uint8_t>(to_bytes);
+        if (is_signed) m.flags |= mflags::kSigned;
+        return d;
+    }
+    /// `v` extended to 32 bits (narrow) or itself (i32/i64).
+    VReg extended(Value v, bool is_signed) {
+        Type t = type_of(v);
+        if (t.bits() >= 32) return use(v);
+        return ext(use(v), t.bytes(), 4, is_signed);
+    }
+    VReg alu(AluOp op, unsigned size, VReg a, VReg b, VReg d) {
+        MInst& m = emit(Op::Alu, {Operand::use(a), Operand::use(b), Operand::def_reuse(d, 0)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg alu_imm(AluOp op, unsigned size, VReg a, int64_t imm, VReg d) {
+        MInst& m = emit(Op::AluImm, {Operand::use(a), Operand::def_reuse(d, 0)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        m.imm = imm;
+        return d;
+    }
+    VReg shift_imm(ShiftOp op, unsigned size, VReg a, unsigned k, VReg d) {
+        MInst& m = emit(Op::ShiftImm, {Operand::use(a), Operand::def_reuse(d, 0)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        m.imm = k;
+        return d;
+    }
+    VReg unary(UnaryOp op, unsigned size, VReg a, VReg d) {
+        MInst& m = emit(Op::Unary, {Operand::use(a), Operand::def_reuse(d, 0)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    void cmp(unsigned size, VReg a, VReg b) { emit(Op::Cmp, {Operand::use(a), Operand::use(b)}).size = static_cast<uint8_t>(size); }
+    void cmp_imm(unsigned size, VReg a, int64_t imm) {
+        MInst& m = emit(Op::CmpImm, {Operand::use(a)});
+        m.size = static_cast<uint8_t>(size);
+        m.imm = imm;
+    }
+    void test(unsigned size, VReg a) { emit(Op::Test, {Operand::use(a), Operand::use(a)}).size = static_cast<uint8_t>(size); }
+    VReg setcc(Cond cc, VReg d) {
+        emit(Op::Setcc, {Operand::def(d)}).cc = cc;
+        return d;
+    }
+    VReg cmov(Cond cc, unsigned size, VReg if_true, VReg if_false, VReg d) {
+        MInst& m = emit(Op::Cmov, {Operand::use(if_true), Operand::use(if_false), Operand::def_reuse(d, 1)});
+        m.cc = cc;
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg fconst_bits(uint64_t bits, unsigned size, VReg d) {
+        MInst& m = emit(Op::FConst, {Operand::def(d)});
+        m.imm = static_cast<int64_t>(bits);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg falu(FAluOp op, unsigned size, VReg a, VReg b, VReg d) {
+        MInst& m = emit(Op::FAlu, {Operand::use(a), Operand::use(b), Operand::def_reuse(d, 0)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+
+    /// Compares `c` with zero (at its width); the condition "c != 0" is NE.
+    /// Folds an icmp/fcmp defining `c`: returns the condition to test and
+    /// whether it is a float condition (JccFloat / TrapIfFloat).
+    Cond lower_condition(Value c, bool& is_float);
+    /// Emits the compare of an icmp's operands; returns the x86 condition.
+    Cond emit_icmp(const InstructionData& d);
+    Cond emit_fcmp(const InstructionData& d);
+
+    // --- per-family lowering --------------------------------------------------
+    std::string lower_inst(Inst inst);
+    void lower_int_binary(Inst inst, const InstructionData& d);
+    void lower_div(Inst inst, const InstructionData& d);
+    void lower_mulhi(Inst inst, const InstructionData& d);
+    void lower_minmax(Inst inst, const InstructionData& d);
+    void lower_overflow(Inst inst, const InstructionData& d);
+    void lower_carry(Inst inst, const InstructionData& d);
+    void lower_shift(Inst inst, const InstructionData& d);
+    void lower_bitcount(Inst inst, const InstructionData& d);
+    void lower_bitrev(Inst inst, const InstructionData& d);
+    void lower_select(Inst inst, const InstructionData& d);
+    void lower_float_unary(Inst inst, const InstructionData& d);
+    void lower_float_binary(Inst inst, const InstructionData& d);
+    void lower_conversion(Inst inst, const InstructionData& d);
+    void lower_load(Inst inst, const InstructionData& d);
+    void lower_store(Inst inst, const InstructionData& d);
+    std::string lower_call(Inst inst, const InstructionData& d);
+    void lower_branch(Inst inst, const InstructionData& d);
+    std::string lower_return(Inst inst, const InstructionData& d);
+    std::string lower_args();
+
+    /// The index of `name` in the VCode's symbol list (one slot per name).
+    uint32_t symbol_index(const ExternalName& name) {
+        for (uint32_t k = 0; k < out_.symbols.size(); ++k) {
+            if (out_.symbols[k] == name) return k;
+        }
+        out_.symbols.push_back(name);
+        return static_cast<uint32_t>(out_.symbols.size() - 1);
+    }
+
+    /// Folds `p + const` addressing: returns the base vreg and adds to disp.
+    VReg address(Value p, int64_t& disp);
+
+    const Function& f_;
+    const DataFlowGraph& dfg_;
+    const Settings& settings_;
+    VCode& out_;
+
+    struct Pending {
+        MInst m;
+        uint32_t ops_begin, ops_count;
+    };
+    std::vector<Pending> buf_;         // current IR instruction's machine instructions, in order
+    std::vector<Operand> pend_ops_;
+    std::vector<Pending> block_buf_;   // current block, reversed
+    uint32_t cur_inst_ = kNone;
+
+    SecondaryMap<Value, VReg> value_vreg_;
+    SecondaryMap<Value, uint8_t> needed_;
+    std::vector<std::vector<Operand>> block_ops_;  // per VCode block, after lowering
+    uint32_t next_vreg_ = 0;
+
+    // Block order and edges.
+    std::vector<Block> rpo_;
+    SecondaryMap<Block, uint32_t> vblock_of_;  // IR block -> VCode block
+    struct VBlock {
+        uint32_t ir = kNone;                   // IR block, or kNone for an edge block
+        std::vector<uint32_t> succs;           // VCode blocks, in terminator target order
+        std::vector<std::vector<Value>> args;  // per successor: IR values passed
+        std::vector<Pending> insts;            // lowered, in order
+        // Edge block: the IR target and the args it passes.
+        uint32_t edge_target = kNone;
+        std::vector<Value> edge_args;
+    };
+    std::vector<VBlock> vblocks_;
+    /// For IR block b's terminator destination k: the VCode block jumped to.
+    std::vector<std::vector<uint32_t>> dest_vblock_;  // indexed by rpo position
+    VReg ret_area_;                                   // hidden return-area pointer, if any
+    SecondaryMap<Block, uint32_t> rpo_index_;
+};
+
+// ---------------------------------------------------------------------------
+
+void Lowerer::compute_order() {
+    // Iterative DFS for postorder, successors in branch order.
+    uint32_t nb = dfg_.num_blocks();
+    std::vector<uint8_t> state(nb, 0);
+    std::vector<std::pair<Block, uint32_t>> stack;
+    std::vector<Block> post;
+    Block entry = *f_.layout.entry_block();
+    stack.push_back({entry, 0});
+    state[entry.index()] = 1;
+    while (!stack.empty()) {
+        auto& [b, k] = stack.back();
+        auto term = f_.layout.last_inst(b);
+        auto dests = term ? dfg_.branch_destinations(*term) : std::span<const BlockCall>();
+        if (k < dests.size()) {
+            Block s = dests[k].block(dfg_.value_lists);
+            ++k;
+            if (!state[s.index()]) {
+                state[s.index()] = 1;
+                stack.push_back({s, 0});
+            }
+            continue;
+        }
+        post.push_back(b);
+        stack.pop_back();
+    }
+    rpo_.assign(post.rbegin(), post.rend());
+
+    // Predecessor edge counts, to find critical edges.
+    std::vector<uint32_t> npreds(nb, 0);
+    for (Block b : rpo_) {
+        for (const BlockCall& bc : dfg_.branch_destinations(*f_.layout.last_inst(b))) ++npreds[bc.block(dfg_.value_lists).index()];
+    }
+    // VCode blocks: each IR block followed by its edge blocks.
+    for (uint32_t i = 0; i < rpo_.size(); ++i) {
+        Block b = rpo_[i];
+        rpo_index_[b] = i;
+        vblock_of_[b] = static_cast<uint32_t>(vblocks_.size());
+        VBlock vb;
+        vb.ir = b.index();
+        vblocks_.push_back(std::move(vb));
+        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
+        for (const BlockCall& bc : dests) {
+            Block s = bc.block(dfg_.value_lists);
+            if (dests.size() > 1 && npreds[s.index()] > 1) {
+                VBlock eb;
+                eb.edge_target = s.index();
+                auto args = bc.args(dfg_.value_lists);
+                eb.edge_args.assign(args.begin(), args.end());
+                vblocks_.push_back(std::move(eb));
+            }
+        }
+    }
+    // Successor lists (now that every IR block has its VCode number).
+    dest_vblock_.assign(rpo_.size(), {});
+    for (uint32_t i = 0; i < rpo_.size(); ++i) {
+        Block b = rpo_[i];
+        uint32_t vb = vblock_of_[b];
+        uint32_t next_edge = vb + 1;
+        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
+        for (const BlockCall& bc : dests) {
+            Block s = bc.block(dfg_.value_lists);
+            auto args = bc.args(dfg_.value_lists);
+            if (dests.size() > 1 && npreds[s.index()] > 1) {
+                uint32_t e = next_edge++;
+                vblocks_[e].succs = {vblock_of_[s]};
+                vblocks_[e].args = {vblocks_[e].edge_args};
+                vblocks_[vb].succs.push_back(e);
+                vblocks_[vb].args.push_back({});
+                dest_vblock_[i].push_back(e);
+            } else {
+                vblocks_[vb].succs.push_back(vblock_of_[s]);
+                vblocks_[vb].args.push_back(std::vector<Value>(args.begin(), args.end()));
+                dest_vblock_[i].push_back(vblock_of_[s]);
+            }
+        }
+    }
+}
+
+VReg Lowerer::address(Value p, int64_t& disp) {
+    // p = iadd base, iconst  ->  [base + const]
+    if (auto add = def_with(p, Opcode::Iadd)) {
+        const InstructionData& a = dfg_[*add];
+        if (auto k = const_of(a.args[1]); k && fits_i32(*k + disp)) {
+            disp += *k;
+            return use(a.args[0]);
+        }
+        if (auto k = const_of(a.args[0]); k && fits_i32(*k + disp)) {
+            disp += *k;
+            return use(a.args[1]);
+        }
+    }
+    return use(p);
+}
+
+Cond Lowerer::emit_icmp(const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = t.bytes();
+    IntCC cc = d.intcc();
+    auto k = const_of(d.args[1]);
+    if (k && (size < 8 || fits_i32(*k))) {
+        cmp_imm(size, use(d.args[0]), *k);
+        return cond_of(cc);
+    }
+    cmp(size, use(d.args[0]), use(d.args[1]));
+    return cond_of(cc);
+}
+
+Cond Lowerer::emit_fcmp(const InstructionData& d) {
+    bool swap = false;
+    Cond c = float_cond(d.floatcc(), swap);
+    Value a = d.args[0], b = d.args[1];
+    if (swap) std::swap(a, b);
+    emit(Op::FCmp, {Operand::use(use(a)), Operand::use(use(b))}).size =
+        static_cast<uint8_t>(type_of(a).bytes());
+    return c;
+}
+
+Cond Lowerer::lower_condition(Value c, bool& is_float) {
+    is_float = false;
+    if (auto ic = def_with(c, Opcode::Icmp)) return emit_icmp(dfg_[*ic]);
+    if (auto fc = def_with(c, Opcode::Fcmp)) {
+        is_float = true;
+        return emit_fcmp(dfg_[*fc]);
+    }
+    test(type_of(c).bytes(), use(c));
+    return Cond::NE;
+}
+
+// ---------------------------------------------------------------------------
+
+std::string Lowerer::run() {
+    out_.clear();
+    Block entry = *f_.layout.entry_block();
+    (void)entry;
+    compute_order();
+    block_ops_.resize(vblocks_.size());
+    // Returns read the hidden return-area pointer, which the entry block
+    // (lowered last) defines: name its vreg first.
+    if (overflow_returns(f_.signature) > 0) ret_area_ = temp(RegClass::Int);
+
+    // Lower blocks in reverse emission order, instructions backwards.
+    for (uint32_t vb = static_cast<uint32_t>(vblocks_.size()); vb-- > 0;) {
+        VBlock& blk = vblocks_[vb];
+        block_buf_.clear();
+        pend_ops_.clear();
+        if (blk.ir == kNone) {
+            // Edge block: a jump passing the edge's arguments.
+            for (Value a : blk.edge_args) use(a);
+            cur_inst_ = kNone;
+            buf_.clear();
+            MInst& j = emit(Op::Jmp, {});
+            j.aux = blk.succs[0];
+            for (auto& p : buf_) block_buf_.push_back(p);
+        } else {
+            Block b(blk.ir);
+            for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
+                const InstructionData& d = dfg_[*i];
+                bool pure = !is_terminator(d.opcode) && !is_call(d.opcode) && !can_trap(d.opcode) &&
+                            !can_store(d.opcode);
+                if (pure) {
+                    bool any = false;
+                    for (Value r : dfg_.inst_results(*i)) any |= needed_[r];
+                    if (!any) continue;
+                }
+                buf_.clear();
+                cur_inst_ = i->index();
+                std::string err = lower_inst(*i);
+                if (!err.empty()) return err;
+                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
+            }
+            if (b == entry) {
+                buf_.clear();
+                cur_inst_ = kNone;
+                std::string err = lower_args();
+                if (!err.empty()) return err;
+                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
+            }
+        }
+        // Materialize the block: reverse into order, copying operands out of
+        // the pending pool (which is per block).
+        blk.insts.clear();
+        for (auto it = block_buf_.rbegin(); it != block_buf_.rend(); ++it) blk.insts.push_back(*it);
+        // Stash operands with the block: re-base into a per-block vector.
+        std::vector<Operand>& store = block_ops_[vb];
+        store.clear();
+        for (Pending& p : blk.insts) {
+            uint32_t at = static_cast<uint32_t>(store.size());
+            store.insert(store.end(), pend_ops_.begin() + p.ops_begin, pend_ops_.begin() + p.ops_begin + p.ops_count);
+            p.ops_begin = at;
+        }
+    }
+
+    // Assemble the VCode and the allocator's view.
+    ra::Function& r = out_.ra;
+    r.num_vregs = 0;
+    r.block_insts_begin.push_back(0);
+    r.succs_begin.push_back(0);
+    r.params_begin.push_back(0);
+    r.branch_args_begin.push_back(0);
+    r.operands_begin.push_back(0);
+    for (uint32_t vb = 0; vb < vblocks_.size(); ++vb) {
+        VBlock& blk = vblocks_[vb];
+        for (Pending& p : blk.insts) {
+            MInst m = p.m;
+            const std::vector<Operand>& ops = block_ops_[vb];
+            r.operands.insert(r.operands.end(), ops.begin() + p.ops_begin, ops.begin() + p.ops_begin + p.ops_count);
+            r.operands_begin.push_back(static_cast<uint32_t>(r.operands.size()));
+            uint8_t fl = 0;
+            bool leaves = m.op == Op::Ret || m.op == Op::Trap || m.op == Op::TailCall || m.op == Op::TailCallInd;
+            if (leaves || m.op == Op::Jmp || m.op == Op::Jcc || m.op == Op::JccFloat || m.op == Op::BrTable)
+                fl |= ra::inst_flags::kTerminator;
+            if (leaves) fl |= ra::inst_flags::kReturn;
+            if (m.op == Op::MovRR || m.op == Op::FMov) fl |= ra::inst_flags::kMove;
+            r.flags.push_back(fl);
+            if (m.op == Op::Call || m.op == Op::CallInd)
+                r.clobbers.push_back({static_cast<uint32_t>(out_.insts.size()), caller_saved()});
+            out_.insts.push_back(m);
+        }
+        r.block_insts_begin.push_back(static_cast<uint32_t>(out_.insts.size()));
+        for (uint32_t k = 0; k < blk.succs.size(); ++k) {
+            r.succs.push_back(blk.succs[k]);
+            for (Value a : blk.args[k]) r.branch_args.push_back(vreg_of(a));
+            r.branch_args_begin.push_back(static_cast<uint32_t>(r.branch_args.size()));
+        }
+        r.succs_begin.push_back(static_cast<uint32_t>(r.succs.size()));
+        if (blk.ir != kNone && Block(blk.ir) != entry) {
+            for (Value p : dfg_.block_params(Block(blk.ir))) r.params.push_back(vreg_of(p));
+        }
+        r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
+        r.loop_depth.push_back(0);
+        out_.block_ir.push_back(blk.ir);
+    }
+    // Predecessors.
+    uint32_t nb = static_cast<uint32_t>(vblocks_.size());
+    std::vector<std::vector<uint32_t>> preds(nb);
+    for (uint32_t b = 0; b < nb; ++b) {
+        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) preds[r.succs[e]].push_back(b);
+    }
+    r.preds_begin.push_back(0);
+    for (uint32_t b = 0; b < nb; ++b) {
+        r.preds.insert(r.preds.end(), preds[b].begin(), preds[b].end());
+        r.preds_begin.push_back(static_cast<uint32_t>(r.preds.size()));
+    }
+    r.num_vregs = next_vreg_;
+    return {};
+}
+
+std::string Lowerer::lower_args() {
+    const Signature& sig = f_.signature;
+    std::vector<Operand> defs;
+    unsigned ni = 0, nf = 0;
+    int64_t stack_off = 16;  // above the saved rbp and the return address
+    if (overflow_returns(sig) > 0) {
+        defs.push_back(Operand::def_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
+    }
+    auto params = dfg_.block_params(*f_.layout.entry_block());
+    for (size_t k = 0; k < params.size(); ++k) {
+        Value p = params[k];
+        Type t = type_of(p);
+        VReg v = def(p);
+        if (t.is_float() && nf < kFloatArgRegs) {
+            defs.push_back(Operand::def_fixed(v, xmm(static_cast<uint8_t>(nf++))));
+        } else if (!t.is_float() && ni < std::size(kIntArgRegs)) {
+            defs.push_back(Operand::def_fixed(v, gpr(kIntArgRegs[ni++])));
+        } else {
+            if (sig.call_conv == CallConv::Tail) {
+                return "tail-convention functions with stack arguments are not supported by the x86-64 backend yet";
+            }
+            // Incoming stack argument: loaded from the caller's frame.
+            MInst& m = emit(Op::Load, {Operand::def(v)});
+            m.op = Op::Load;
+            m.aux = 1;  // rbp-relative incoming argument (see emit.cpp)
+            m.imm = stack_off;
+            m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+            if (t.is_float()) m.flags |= mflags::kFloat;
+            stack_off += 8;
+        }
+    }
+    // The Args pseudo-instruction defines the register arguments; it comes
+    // before the incoming-stack loads in program order.
+    std::vector<Pending> loads(buf_.begin(), buf_.end());
+    buf_.clear();
+    emit_v(Op::Args, defs);
+    for (auto& l : loads) buf_.push_back(l);
+    return {};
+}
+
+std::string Lowerer::lower_inst(Inst inst) {
+    const InstructionData& d = dfg_[inst];
+    switch (d.opcode) {
+    case Opcode::Nop: return {};
+    case Opcode::Iconst: {
+        Type t = d.type;
+        mov_imm(sext(d.imm, t.bits()), def(dfg_.first_result(inst)));
+        return {};
+    }
+    case Opcode::F32const:
+        fconst_bits(d.imm, 4, def(dfg_.first_result(inst)));
+        return {};
+    case Opcode::F64const:
+        fconst_bits(d.imm, 8, def(dfg_.first_result(inst)));
+        return {};
+    case Opcode::Iadd: case Opcode::Isub: case Opcode::Imul:
+    case Opcode::Band: case Opcode::Bor: case Opcode::Bxor:
+        if (type_of(d.args[0]).is_float()) {
+            lower_float_binary(inst, d);
+            return {};
+        }
+        lower_int_binary(inst, d);
+        return {};
+    case Opcode::Ineg: {
+        Type t = type_of(d.args[0]);
+        unary(UnaryOp::Neg, t.bits() == 64 ? 8 : 4, use(d.args[0]), def(dfg_.first_result(inst)));
+        return {};
+    }
+    case Opcode::Bnot: {
+        Type t = type_of(d.args[0]);
+        VReg out = def(dfg_.first_result(inst));
+        if (t.is_float()) {
+            VReg ones = fconst_bits(t.mask(), t.bytes(), temp(RegClass::Float));
+            falu(FAluOp::Xor, t.bytes(), use(d.args[0]), ones, out);
+            return {};
+        }
+        unary(UnaryOp::Not, t.bits() == 64 ? 8 : 4, use(d.args[0]), out);
+        return {};
+    }
+    case Opcode::Iabs: {
+        Type t = type_of(d.args[0]);
+        unsigned size = t.bits() == 64 ? 8 : 4;
+        VReg x = extended(d.args[0], true);
+        VReg n = unary(UnaryOp::Neg, size, x, temp(RegClass::Int));
+        // neg sets SF from -x: negative means x was positive (or MIN).
+        cmov(Cond::S, size, x, n, def(dfg_.first_result(inst)));
+        return {};
+    }
+    case Opcode::Umulhi: case Opcode::Smulhi: lower_mulhi(inst, d); return {};
+    case Opcode::Udiv: case Opcode::Sdiv: case Opcode::Urem: case Opcode::Srem: lower_div(inst, d); return {};
+    case Opcode::Smin: case Opcode::Smax: case Opcode::Umin: case Opcode::Umax: lower_minmax(inst, d); return {};
+    case Opcode::UaddOverflow: case Opcode::SaddOverflow: case Opcode::UsubOverflow:
+    case Opcode::SsubOverflow: case Opcode::UmulOverflow: case Opcode::SmulOverflow:
+        lower_overflow(inst, d);
+        return {};
+    case Opcode::UaddOverflowCin: case Opcode::SaddOverflowCin:
+    case Opcode::UsubOverflowBin: case Opcode::SsubOverflowBin:
+        lower_carry(inst, d);
+        return {};
+    case Opcode::UaddOverflowTrap: {
+        Type t = type_of(d.args[0]);
+        alu(AluOp::Add, t.bytes(), use(d.args[0]), use(d.args[1]), def(dfg_.first_result(inst)));
+        MInst& m = emit(Op::TrapIf, {});
+        m.cc = Cond::B;
+        m.trap = d.code;
+        return {};
+    }
+    case Opcode::Bitselect: {
+        Type t = type_of(d.args[1]);
+        VReg c = use(d.args[0]), x = use(d.args[1]), y = use(d.args[2]);
+        VReg out = def(dfg_.first_result(inst));
+        if (t.is_float()) {
+            VReg a = falu(FAluOp::Xor, t.bytes(), x, y, temp(RegClass::Float));
+            VReg b = falu(FAluOp::And, t.bytes(), a, c, temp(RegClass::Float));
+            falu(FAluOp::Xor, t.bytes(), b, y, out);
+            return {};
+        }
+        VReg a = alu(AluOp::Xor, 8, x, y, temp(RegClass::Int));
+        VReg b = alu(AluOp::And, 8, a, c, temp(RegClass::Int));
+        alu(AluOp::Xor, 8, b, y, out);
+        return {};
+    }
+    case Opcode::Ishl: case Opcode::Ushr: case Opcode::Sshr: case Opcode::Rotl: case Opcode::Rotr:
+        lower_shift(inst, d);
+        return {};
+    case Opcode::Clz: case Opcode::Cls: case Opcode::Ctz: case Opcode::Popcnt:
+        lower_bitcount(inst, d);
+        return {};
+    case Opcode::Bitrev: lower_bitrev(inst, d); return {};
+    case Opcode::Bswap: {
+        Type t = type_of(d.args[0]);
+        VReg out = def(dfg_.first_result(inst));
+        if (t.bits() == 16) {
+            shift_imm(ShiftOp::Rol, 2, use(d.args[0]), 8, out);
+        } else {
+            unary(UnaryOp::Bswap, t.bytes(), use(d.args[0]), out);
+        }
+        return {};
+    }
+    case Opcode::Icmp: {
+        Cond c = emit_icmp(d);
+        setcc(c, def(dfg_.first_result(inst)));
+        return {};
+    }
+    case Opcode::Fcmp: {
+        Cond c = emit_fcmp(d);
+        VReg out = def(dfg_.first_result(inst));
+        if (c == Cond::FEq || c == Cond::FNe) {
+            bool eq = c == Cond::FEq;
+            VReg a = setcc(eq ? Cond::E : Cond::NE, temp(RegClass::Int));
+            VReg b = setcc(eq ? Cond::NP : Cond::P, temp(RegClass::Int));
+            alu(eq ? AluOp::And : AluOp::Or, 4, a, b, out);
+            return {};
+        }
+        setcc(c, out);
+        return {};
+    }
+    case Opcode::Select: case Opcode::SelectSpectreGuard: lower_select(inst, d); return {};
+    case Opcode::Bmask: {
+        Type in = type_of(d.args[0]);
+        test(in.bytes(), use(d.args[0]));
+        VReg s = setcc(Cond::NE, temp(RegClass::Int));
+        VReg z = ext(s, 1, 4, false);
+        unary(UnaryOp::Neg, 8, z, def(dfg_.first_result(inst)));
+        return {};
+    }
+    case Opcode::Uextend: case Opcode::Sextend: {
+        Type in = type_of(d.args[0]);
+        VReg out = def(dfg_.first_result(inst));
+        MInst& m = emit(Op::Ext, {Operand::use(use(d.args[0])), Operand::def(out)});
+        m.size = static_cast<uint8_t>(in.bytes());
+        m.size2 = static_cast<uint8_t>(d.type.bits() == 64 ? 8 : 4);
+        if (d.opcode == Opcode::Sextend) m.flags |= mflags::kSigned;
+        return {};
+    }
+    case Opcode::Ireduce:
+        emit(Op::MovRR, {Operand::use(use(d.args[0])), Operand::def(def(dfg_.first_result(inst)))}).size = 8;
+        return {};
+    case Opcode::Bitcast: {
+        Type in = type_of(d.args[0]), outt = d.type;
+        VReg src = use(d.args[0]), out = def(dfg_.first_result(inst));
+        Op op = in.is_float() == outt.is_float() ? (in.is_float() ? Op::FMov : Op::MovRR)
+                                                  : (in.is_float() ? Op::XmmToGpr : Op::GprToXmm);
+        emit(op, {Operand::use(src), Operand::def(out)}).size = static_cast<uint8_t>(in.bytes());
+        return {};
+    }
+    case Opcode::Fpromote: case Opcode::Fdemote:
+    case Opcode::Sqrt: case Opcode::Fneg: case Opcode::Fabs:
+    case Opcode::Ceil: case Opcode::Floor: case Opcode::Trunc: case Opcode::Nearest:
+        lower_float_unary(inst, d);
+        return {};
+    case Opcode::Fadd: case Opcode::Fsub: case Opcode::Fmul: case Opcode::Fdiv:
+    case Opcode::Fmin: case Opcode::Fmax: case Opcode::Fcopysign: case Opcode::Fma:
+        lower_float_binary(inst, d);
+        return {};
+    case Opcode::FcvtToUint: case Opcode::FcvtToSint: case Opcode::FcvtToUintSat: case Opcode::FcvtToSintSat:
+    case Opcode::FcvtFromUint: case Opcode::FcvtFromSint:
+        lower_conversion(inst, d);
+        return {};
+    case Opcode::Load: case Opcode::Uload8: case Opcode::Sload8: case Opcode::Uload16:
+    case Opcode::Sload16: case Opcode::Uload32: case Opcode::Sload32:
+        lower_load(inst, d);
+        return {};
+    case Opcode::Store: case Opcode::Istore8: case Opcode::Istore16: case Opcode::Istore32:
+        lower_store(inst, d);
+        return {};
+    case Opcode::StackAddr: {
+        MInst& m = emit(Op::StackAddr, {Operand::def(def(dfg_.first_result(inst)))});
+        m.aux = d.entity;
+        m.imm = d.offset;
+        return {};
+    }
+    case Opcode::FuncAddr: {
+        MInst& m = emit(Op::FuncAddr, {Operand::def(def(dfg_.first_result(inst)))});
+        m.aux = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
+        return {};
+    }
+    case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable:
+        lower_branch(inst, d);
+        return {};
+    case Opcode::Return: return lower_return(inst, d);
+    case Opcode::Trap: emit(Op::Trap, {}).trap = d.code; return {};
+    case Opcode::Trapz: case Opcode::Trapnz: {
+        bool is_float = false;
+        Cond c = lower_condition(d.args[0], is_float);
+        if (d.opcode == Opcode::Trapz) c = invert(c);
+        MInst& m = emit(is_float ? Op::TrapIfFloat : Op::TrapIf, {});
+        m.cc = c;
+        m.trap = d.code;
+        return {};
+    }
+    case Opcode::Call: case Opcode::CallIndirect:
+    case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
+        return lower_call(inst, d);
+    }
+    return "cannot lower " + std::string(opcode_name(d.opcode));
+}
+
+void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = t.bits() == 64 ? 8 : 4;
+    AluOp op;
+    switch (d.opcode) {
+    case Opcode::Iadd: op = AluOp::Add; break;
+    case Opcode::Isub: op = AluOp::Sub; break;
+    case Opcode::Imul: op = AluOp::Imul; break;
+    case Opcode::Band: op = AluOp::And; break;
+    case Opcode::Bor: op = AluOp::Or; break;
+    default: op = AluOp::Xor; break;
+    }
+    VReg out = def(dfg_.first_result(inst));
+    Value x = d.args[0], y = d.args[1];
+    auto k = const_of(y);
+    if (!k && op != AluOp::Sub) {
+        // Commutative: a constant on the left folds too.
+        if (auto k0 = const_of(x)) {
+            k = k0;
+            std::swap(x, y);
+        }
+    }
+    if (k && (size == 4 || fits_i32(*k))) {
+        alu_imm(op, size, use(x), size == 4 ? static_cast<int32_t>(*k) : *k, out);
+        return;
+    }
+    alu(op, size, use(x), use(y), out);
+}
+
+void Lowerer::lower_div(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    bool is_signed = d.opcode == Opcode::Sdiv || d.opcode == Opcode::Srem;
+    bool rem = d.opcode == Opcode::Urem || d.opcode == Opcode::Srem;
+    unsigned size = t.bits() == 64 ? 8 : 4;
+    VReg x = extended(d.args[0], is_signed);
+    VReg y = extended(d.args[1], is_signed);
+    VReg q = rem ? temp(RegClass::Int) : def(dfg_.first_result(inst));
+    VReg r = rem ? def(dfg_.first_result(inst)) : temp(RegClass::Int);
+    Operand rdx_def{r, ra::OperandKind::Def, ra::OperandPos::Early, ra::Constraint::Fixed, RDX};
+    MInst& m = emit(Op::Div, {Operand::use_fixed(x, gpr(RAX)), Operand::use(y), Operand::def_fixed(q, gpr(RAX)),
+                              rdx_def, Operand::def_early(temp(RegClass::Int))});
+    m.size = static_cast<uint8_t>(size);
+    m.size2 = static_cast<uint8_t>(t.bytes());
+    if (is_signed) m.flags |= mflags::kSigned;
+    if (rem) m.flags |= mflags::kRem;
+}
+
+void Lowerer::lower_mulhi(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    bool is_signed = d.opcode == Opcode::Smulhi;
+    VReg out = def(dfg_.first_result(inst));
+    if (t.bits() < 32) {
+        VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
+        VReg p = alu(AluOp::Imul, 4, x, y, temp(RegClass::Int));
+        shift_imm(is_signed ? ShiftOp::Sar : ShiftOp::Shr, 4, p, t.bits(), out);
+        return;
+    }
+    MInst& m = emit(Op::MulWide, {Operand::use_fixed(use(d.args[0]), gpr(RAX)), Operand::use(use(d.args[1])),
+                                  Operand::def_fixed(temp(RegClass::Int), gpr(RAX)), Operand::def_fixed(out, gpr(RDX))});
+    m.size = static_cast<uint8_t>(t.bytes());
+    if (is_signed) m.flags |= mflags::kSigned;
+}
+
+void Lowerer::lower_minmax(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    bool is_signed = d.opcode == Opcode::Smin || d.opcode == Opcode::Smax;
+    bool is_min = d.opcode == Opcode::Smin || d.opcode == Opcode::Umin;
+    unsigned size = t.bits() == 64 ? 8 : 4;
+    VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
+    cmp(size, x, y);
+    Cond c = is_signed ? (is_min ? Cond::L : Cond::G) : (is_min ? Cond::B : Cond::A);
+    cmov(c, size, x, y, def(dfg_.first_result(inst)));
+}
+
+void Lowerer::lower_overflow(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = t.bytes();
+    auto res = dfg_.inst_results(inst);
+    VReg a = def(res[0]), flag = def(res[1]);
+    Cond c;
+    switch (d.opcode) {
+    case Opcode::UaddOverflow: alu(AluOp::Add, size, use(d.args[0]), use(d.args[1]), a); c = Cond::B; break;
+    case Opcode::SaddOverflow: alu(AluOp::Add, size, use(d.args[0]), use(d.args[1]), a); c = Cond::O; break;
+    case Opcode::UsubOverflow: alu(AluOp::Sub, size, use(d.args[0]), use(d.args[1]), a); c = Cond::B; break;
+    case Opcode::SsubOverflow: alu(AluOp::Sub, size, use(d.args[0]), use(d.args[1]), a); c = Cond::O; break;
+    default: {
+        // One-operand mul/imul at the exact width: CF=OF=1 iff the product
+        // does not fit.
+        MInst& m = emit(Op::MulWide, {Operand::use_fixed(use(d.args[0]), gpr(RAX)), Operand::use(use(d.args[1])),
+                                      Operand::def_fixed(a, gpr(RAX)),
+                                      Operand::def_fixed(temp(RegClass::Int), gpr(RDX))});
+        m.size = static_cast<uint8_t>(size);
+        if (d.opcode == Opcode::SmulOverflow) m.flags |= mflags::kSigned;
+        c = Cond::O;
+        break;
+    }
+    }
+    setcc(c, flag);
+}
+
+void Lowerer::lower_carry(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = t.bytes();
+    auto res = dfg_.inst_results(inst);
+    VReg a = def(res[0]), flag = def(res[1]);
+    // neg sets CF iff the carry-in byte is nonzero; adc/sbb then compute the
+    // exact three-input result and flags at the operand width.
+    VReg c = unary(UnaryOp::Neg, 1, use(d.args[2]), temp(RegClass::Int));
+    bool add = d.opcode == Opcode::UaddOverflowCin || d.opcode == Opcode::SaddOverflowCin;
+    alu(add ? AluOp::Adc : AluOp::Sbb, size, use(d.args[0]), use(d.args[1]), a);
+    (void)c;
+    bool is_signed = d.opcode == Opcode::SaddOverflowCin || d.opcode == Opcode::SsubOverflowBin;
+    setcc(is_signed ? Cond::O : Cond::B, flag);
+}
+
+void Lowerer::lower_shift(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    VReg out = def(dfg_.first_result(inst));
+    ShiftOp op;
+    switch (d.opcode) {
+    case Opcode::Ishl: op = ShiftOp::Shl; break;
+    case Opcode::Ushr: op = ShiftOp::Shr; break;
+    case Opcode::Sshr: op = ShiftOp::Sar; break;
+    case Opcode::Rotl: op = ShiftOp::Rol; break;
+    default: op = ShiftOp::Ror; break;
+    }
+    bool rotate = op == ShiftOp::Rol || op == ShiftOp::Ror;
+    // Narrow right shifts act on an extended copy; narrow rotates use the
+    // native 8/16-bit forms; narrow left shifts may leave garbage above.
+    unsigned size = bits == 64 ? 8 : (rotate ? t.bytes() : 4);
+    VReg x = op == ShiftOp::Shr ? extended(d.args[0], false) : op == ShiftOp::Sar ? extended(d.args[0], true) : use(d.args[0]);
+    if (auto k = const_of(d.args[1])) {
+        unsigned amount = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+        if (amount == 0) {
+            emit(Op::MovRR, {Operand::use(use(d.args[0])), Operand::def(out)}).size = 8;
+            return;
+        }
+        shift_imm(op, size, x, amount, out);
+        return;
+    }
+    VReg count = use(d.args[1]);
+    if (bits < 32 && !rotate) count = alu_imm(AluOp::And, 4, count, bits - 1, temp(RegClass::Int));
+    MInst& m = emit(Op::Shift, {Operand::use(x), Operand::use_fixed(count, gpr(RCX)), Operand::def_reuse(out, 0)});
+    m.sub = static_cast<uint8_t>(op);
+    m.size = static_cast<uint8_t>(size);
+}
+
+void Lowerer::lower_bitcount(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    unsigned size = bits == 64 ? 8 : 4;
+    VReg out = def(dfg_.first_result(inst));
+    auto count = [&](CountOp op, VReg src, VReg dst) {
+        MInst& m = emit(Op::BitCount, {Operand::use(src), Operand::def(dst), Operand::def_early(temp(RegClass::Int))});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        return dst;
+    };
+    switch (d.opcode) {
+    case Opcode::Popcnt:
+        count(CountOp::Popcnt, extended(d.args[0], false), out);
+        return;
+    case Opcode::Ctz: {
+        VReg x = use(d.args[0]);
+        // Setting bit B makes ctz of a narrow zero come out as B.
+        if (bits < 32) x = alu_imm(AluOp::Or, 4, x, int64_t{1} << bits, temp(RegClass::Int));
+        count(CountOp::Ctz, x, out);
+        return;
+    }
+    case Opcode::Clz: {
+        if (bits >= 32) {
+            count(CountOp::Clz, use(d.args[0]), out);
+            return;
+        }
+        VReg c = count(CountOp::Clz, extended(d.args[0], false), temp(RegClass::Int));
+        alu_imm(AluOp::Sub, 4, c, 32 - bits, out);
+        return;
+    }
+    default: {
+        // cls(x) = clz(x ^ (x >> (n-1)) arithmetic) - 1, at n = 32 or 64,
+        // minus (n - B) for narrow types.
+        VReg x = extended(d.args[0], true);
+        unsigned n = size * 8;
+        VReg s = shift_imm(ShiftOp::Sar, size, x, n - 1, temp(RegClass::Int));
+        VReg v = alu(AluOp::Xor, size, x, s, temp(RegClass::Int));
+        VReg c = count(CountOp::Clz, v, temp(RegClass::Int));
+        alu_imm(AluOp::Sub, 4, c, 1 + (n - bits), out);
+        return;
+    }
+    }
+}
+
+void Lowerer::lower_bitrev(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    VReg out = def(dfg_.first_result(inst));
+    VReg x = use(d.args[0]);
+    // Swap adjacent bits, pairs, nibbles at 64 bits, then bytes; then shift
+    // the reversed B bits down.
+    struct Step {
+        unsigned shift;
+        uint64_t mask;
+    };
+    static constexpr Step kSteps[] = {
+        {1, 0x5555555555555555ull}, {2, 0x3333333333333333ull}, {4, 0x0f0f0f0f0f0f0f0full}};
+    for (const Step& s : kSteps) {
+        VReg m = mov_imm(static_cast<int64_t>(s.mask));
+        VReg lo = alu(AluOp::And, 8, x, m, temp(RegClass::Int));
+        VReg lo_s = shift_imm(ShiftOp::Shl, 8, lo, s.shift, temp(RegClass::Int));
+        VReg hi = shift_imm(ShiftOp::Shr, 8, x, s.shift, temp(RegClass::Int));
+        VReg hi_m = alu(AluOp::And, 8, hi, m, temp(RegClass::Int));
+        x = alu(AluOp::Or, 8, lo_s, hi_m, temp(RegClass::Int));
+    }
+    VReg sw = unary(UnaryOp::Bswap, 8, x, temp(RegClass::Int));
+    if (t.bits() == 64) {
+        emit(Op::MovRR, {Operand::use(sw), Operand::def(out)}).size = 8;
+        return;
+    }
+    shift_imm(ShiftOp::Shr, 8, sw, 64 - t.bits(), out);
+}
+
+void Lowerer::lower_select(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[1]);
+    VReg out = def(dfg_.first_result(inst));
+    bool is_float_cond = false;
+    Cond c = d.opcode == Opcode::Select ? lower_condition(d.args[0], is_float_cond) : Cond::NE;
+    if (d.opcode == Opcode::SelectSpectreGuard) test(type_of(d.args[0]).bytes(), use(d.args[0]));
+    unsigned size = t.bits() == 64 ? 8 : 4;
+    if (!t.is_float() && !is_float_cond) {
+        cmov(c, size, use(d.args[1]), use(d.args[2]), out);
+        return;
+    }
+    if (is_float_cond) {
+        // Materialize the float condition as 0/1, then select on it.
+        VReg flag;
+        if (c == Cond::FEq || c == Cond::FNe) {
+            bool eq = c == Cond::FEq;
+            VReg a = setcc(eq ? Cond::E : Cond::NE, temp(RegClass::Int));
+            VReg b = setcc(eq ? Cond::NP : Cond::P, temp(RegClass::Int));
+            flag = alu(eq ? AluOp::And : AluOp::Or, 4, a, b, temp(RegClass::Int));
+        } else {
+            flag = setcc(c, temp(RegClass::Int));
+        }
+        test(1, flag);
+        c = Cond::NE;
+    }
+    if (!t.is_float()) {
+        cmov(c, size, use(d.args[1]), use(d.args[2]), out);
+        return;
+    }
+    // Floats: select the bits in general registers (no branch).
+    VReg xi = temp(RegClass::Int), yi = temp(RegClass::Int);
+    emit(Op::XmmToGpr, {Operand::use(use(d.args[1])), Operand::def(xi)}).size = static_cast<uint8_t>(t.bytes());
+    emit(Op::XmmToGpr, {Operand::use(use(d.args[2])), Operand::def(yi)}).size = static_cast<uint8_t>(t.bytes());
+    VReg r = cmov(c, 8, xi, yi, temp(RegClass::Int));
+    emit(Op::GprToXmm, {Operand::use(r), Operand::def(out)}).size = static_cast<uint8_t>(t.bytes());
+}
+
+void Lowerer::lower_float_unary(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = t.bytes();
+    VReg out = def(dfg_.first_result(inst));
+    uint64_t sign = size == 4 ? 0x80000000ull : 0x8000000000000000ull;
+    auto funary = [&](FUnaryOp op, unsigned sz) {
+        MInst& m = emit(Op::FUnary, {Operand::use(use(d.args[0])), Operand::def(out)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(sz);
+    };
+    switch (d.opcode) {
+    case Opcode::Fneg: falu(FAluOp::Xor, size, use(d.args[0]), fconst_bits(sign, size, temp(RegClass::Float)), out); return;
+    case Opcode::Fabs: falu(FAluOp::And, size, use(d.args[0]), fconst_bits(~sign & t.mask(), size, temp(RegClass::Float)), out); return;
+    case Opcode::Sqrt: funary(FUnaryOp::Sqrt, size); return;
+    case Opcode::Ceil: funary(FUnaryOp::Ceil, size); return;
+    case Opcode::Floor: funary(FUnaryOp::Floor, size); return;
+    case Opcode::Trunc: funary(FUnaryOp::Trunc, size); return;
+    case Opcode::Nearest: funary(FUnaryOp::Nearest, size); return;
+    case Opcode::Fpromote: funary(FUnaryOp::Promote, 4); return;
+    default: funary(FUnaryOp::Demote, 8); return;
+    }
+}
+
+void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.opcode == Opcode::Fma ? d.args[1] : d.args[0]);
+    unsigned size = t.bytes();
+    VReg out = def(dfg_.first_result(inst));
+    switch (d.opcode) {
+    case Opcode::Fadd: falu(FAluOp::Add, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Fsub: falu(FAluOp::Sub, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Fmul: falu(FAluOp::Mul, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Fdiv: falu(FAluOp::Div, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Band: falu(FAluOp::And, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Bor: falu(FAluOp::Or, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Bxor: falu(FAluOp::Xor, size, use(d.args[0]), use(d.args[1]), out); return;
+    case Opcode::Fcopysign: {
+        uint64_t sign = size == 4 ? 0x80000000ull : 0x8000000000000000ull;
+        VReg mag = falu(FAluOp::And, size, use(d.args[0]), fconst_bits(~sign & t.mask(), size, temp(RegClass::Float)),
+                        temp(RegClass::Float));
+        VReg sgn = falu(FAluOp::And, size, use(d.args[1]), fconst_bits(sign, size, temp(RegClass::Float)),
+                        temp(RegClass::Float));
+        falu(FAluOp::Or, size, mag, sgn, out);
+        return;
+    }
+    case Opcode::Fmin: case Opcode::Fmax: {
+        MInst& m = emit(Op::FMinMax, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1])), Operand::def_reuse(out, 0)});
+        m.size = static_cast<uint8_t>(size);
+        if (d.opcode == Opcode::Fmin) m.flags |= mflags::kMin;
+        return;
+    }
+    default: {  // fma
+        MInst& m = emit(Op::Fma, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1])), Operand::use(use(d.args[2])),
+                                  Operand::def_reuse(out, 0)});
+        m.size = static_cast<uint8_t>(size);
+        return;
+    }
+    }
+}
+
+void Lowerer::lower_conversion(Inst inst, const InstructionData& d) {
+    Type in = type_of(d.args[0]), outt = d.type;
+    VReg out = def(dfg_.first_result(inst));
+    switch (d.opcode) {
+    case Opcode::FcvtFromSint: case Opcode::FcvtFromUint: {
+        bool is_signed = d.opcode == Opcode::FcvtFromSint;
+        VReg x = use(d.args[0]);
+        unsigned src = in.bytes();
+        if (in.bits() < 32 || (!is_signed && in.bits() == 32)) {
+            // Extend to 64 bits; the value then converts as signed.
+            x = ext(x, src, 8, is_signed);
+            src = 8;
+            is_signed = true;
+        }
+        MInst& m = emit(Op::CvtIntToFloat, {Operand::use(x), Operand::def(out), Operand::def_early(temp(RegClass::Int))});
+        m.size = static_cast<uint8_t>(outt.bytes());
+        m.size2 = static_cast<uint8_t>(src);
+        if (is_signed) m.flags |= mflags::kSigned;
+        return;
+    }
+    default: {
+        bool is_signed = d.opcode == Opcode::FcvtToSint || d.opcode == Opcode::FcvtToSintSat;
+        bool sat = d.opcode == Opcode::FcvtToSintSat || d.opcode == Opcode::FcvtToUintSat;
+        MInst& m = emit(Op::CvtFloatToInt, {Operand::use(use(d.args[0])), Operand::def(out),
+                                            Operand::def_early(temp(RegClass::Int)),
+                                            Operand::def_early(temp(RegClass::Float))});
+        m.size = static_cast<uint8_t>(in.bytes());
+        m.size2 = static_cast<uint8_t>(outt.bytes());
+        if (is_signed) m.flags |= mflags::kSigned;
+        if (sat) m.flags |= mflags::kSaturate;
+        return;
+    }
+    }
+}
+
+void Lowerer::lower_load(Inst inst, const InstructionData& d) {
+    int64_t disp = d.offset;
+    VReg base = address(d.args[0], disp);
+    VReg out = def(dfg_.first_result(inst));
+    unsigned bytes;
+    bool is_signed = false;
+    switch (d.opcode) {
+    case Opcode::Uload8: bytes = 1; break;
+    case Opcode::Sload8: bytes = 1; is_signed = true; break;
+    case Opcode::Uload16: bytes = 2; break;
+    case Opcode::Sload16: bytes = 2; is_signed = true; break;
+    case Opcode::Uload32: bytes = 4; break;
+    case Opcode::Sload32: bytes = 4; is_signed = true; break;
+    default: bytes = d.type.bytes(); break;
+    }
+    MInst& m = emit(Op::Load, {Operand::use(base), Operand::def(out)});
+    m.size = static_cast<uint8_t>(bytes);
+    m.size2 = static_cast<uint8_t>(d.opcode == Opcode::Load ? 0 : d.type.bytes());
+    m.imm = disp;
+    if (is_signed) m.flags |= mflags::kSigned;
+    if (d.type.is_float()) m.flags |= mflags::kFloat;
+    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
+    if (auto code = d.flags.trap_code()) {
+        m.flags |= mflags::kTrapSite;
+        m.trap = code->byte;
+    }
+}
+
+void Lowerer::lower_store(Inst inst, const InstructionData& d) {
+    int64_t disp = d.offset;
+    Type t = type_of(d.args[0]);
+    unsigned bytes;
+    switch (d.opcode) {
+    case Opcode::Istore8: bytes = 1; break;
+    case Opcode::Istore16: bytes = 2; break;
+    case Opcode::Istore32: bytes = 4; break;
+    default: bytes = t.bytes(); break;
+    }
+    VReg val = use(d.args[0]);
+    VReg base = address(d.args[1], disp);
+    MInst& m = emit(Op::Store, {Operand::use(val), Operand::use(base)});
+    m.size = static_cast<uint8_t>(bytes);
+    m.imm = disp;
+    if (t.is_float()) m.flags |= mflags::kFloat;
+    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
+    if (auto code = d.flags.trap_code()) {
+        m.flags |= mflags::kTrapSite;
+        m.trap = code->byte;
+    }
+}
+
+std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
+    SigRef sigref = *dfg_.call_signature(inst);
+    const Signature& sig = dfg_.signatures[sigref];
+    bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
+    bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
+    auto args = dfg_.call_args(inst);
+    std::vector<Operand> ops;
+    if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
+    unsigned ni = 0, nf = 0;
+    uint32_t stack = 0;
+    unsigned over = overflow_returns(sig);
+    uint32_t area_off = 0;
+    if (over > 0 && tail) return "return_call of a function with results in a return area is not supported yet";
+    if (over > 0) {
+        // The return area lives above this call's stack arguments.
+        uint32_t nstack = 0, ci = 1, cf = 0;
+        for (Value a : args) {
+            if (type_of(a).is_float() ? cf++ >= kFloatArgRegs : ci++ >= std::size(kIntArgRegs)) ++nstack;
+        }
+        area_off = 8 * nstack;
+        VReg area = temp(RegClass::Int);
+        MInst& m = emit(Op::LeaBase, {Operand::def(area)});
+        m.aux = 1;  // rsp-relative (see emit.cpp)
+        m.imm = area_off;
+        ops.push_back(Operand::use_fixed(area, gpr(kIntArgRegs[ni++])));
+        out_.outgoing_args_size = std::max(out_.outgoing_args_size, area_off + 8 * over);
+    }
+    for (size_t k = 0; k < args.size(); ++k) {
+        Type t = type_of(args[k]);
+        VReg v = use(args[k]);
+        if (t.is_float() && nf < kFloatArgRegs) {
+            ops.push_back(Operand::use_fixed(v, xmm(static_cast<uint8_t>(nf++))));
+        } else if (!t.is_float() && ni < std::size(kIntArgRegs)) {
+            ops.push_back(Operand::use_fixed(v, gpr(kIntArgRegs[ni++])));
+        } else {
+            if (tail || sig.call_conv == CallConv::Tail) {
+                return "tail-convention calls with stack arguments are not supported by the x86-64 backend yet";
+            }
+            // Outgoing stack argument: stored at [rsp + stack] before the call.
+            MInst& st = emit(Op::Store, {Operand::use(v)});
+            st.aux = 1;  // rsp-relative outgoing argument (see emit.cpp)
+            st.imm = stack;
+            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+            if (t.is_float()) st.flags |= mflags::kFloat;
+            stack += 8;
+        }
+    }
+    out_.outgoing_args_size = std::max(out_.outgoing_args_size, stack);
+    uint32_t sym = 0;
+    if (!indirect) {
+        sym = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
+    }
+    if (tail) {
+        // The caller's frame is popped and the callee entered with a jump;
+        // the arguments stay in their registers.
+        MInst& m = emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops);
+        m.aux = sym;
+        return {};
+    }
+    auto results = dfg_.inst_results(inst);
+    std::vector<std::pair<Value, uint32_t>> from_area;
+    unsigned ri = 0, rf = 0;
+    uint32_t area = 0;
+    for (size_t k = 0; k < results.size(); ++k) {
+        Value r = results[k];
+        Type t = type_of(r);
+        if (!returned_in_reg(sig, k)) {
+            from_area.push_back({r, area});
+            area += 8;
+        } else if (t.is_float()) {
+            ops.push_back(Operand::def_fixed(def(r), xmm(static_cast<uint8_t>(rf++))));
+        } else {
+            ops.push_back(Operand::def_fixed(def(r), gpr(kIntRetRegs[ri++])));
+        }
+    }
+    MInst& m = emit_v(indirect ? Op::CallInd : Op::Call, ops);
+    m.aux = sym;
+    for (auto [r, off] : from_area) {
+        Type t = type_of(r);
+        MInst& ld = emit(Op::Load, {Operand::def(def(r))});
+        ld.aux = 2;  // rsp-relative (see emit.cpp)
+        ld.imm = area_off + off;
+        ld.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+        if (t.is_float()) ld.flags |= mflags::kFloat;
+    }
+    return {};
+}
+
+void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
+    uint32_t pos = rpo_index_[*f_.layout.inst_block(inst)];
+    const std::vector<uint32_t>& targets = dest_vblock_[pos];
+    // Branch arguments are uses at the edge.
+    for (const BlockCall& bc : dfg_.branch_destinations(inst)) {
+        for (Value a : bc.args(dfg_.value_lists)) use(a);
+    }
+    switch (d.opcode) {
+    case Opcode::Jump:
+        emit(Op::Jmp, {}).aux = targets[0];
+        return;
+    case Opcode::Brif: {
+        bool is_float = false;
+        Cond c = lower_condition(d.args[0], is_float);
+        MInst& m = emit(is_float ? Op::JccFloat : Op::Jcc, {});
+        m.cc = c;
+        m.aux = targets[0];
+        m.aux2 = targets[1];
+        return;
+    }
+    default: {
+        // Index is i32: zero-extend, clamp to the table length (the entry
+        // after the last is the default), load the target's address, jump.
+        // The address computation is not a terminator, so the terminator
+        // itself defines nothing.
+        VReg idx = ext(use(d.args[0]), 4, 8, false);
+        VReg addr = temp(RegClass::Int);
+        uint32_t table = static_cast<uint32_t>(out_.jump_tables.size());
+        out_.jump_tables.push_back(std::vector<uint32_t>(targets.begin(), targets.end()));
+        MInst& a = emit(Op::JumpTableAddr, {Operand::use(idx), Operand::def(addr), Operand::def_early(temp(RegClass::Int))});
+        a.aux = table;
+        emit(Op::BrTable, {Operand::use(addr)}).aux = table;
+        return;
+    }
+    }
+}
+
+std::string Lowerer::lower_return(Inst inst, const InstructionData& d) {
+    auto vals = dfg_.inst_variable_args(inst);
+    const Signature& sig = f_.signature;
+    std::vector<Operand> ops;
+    unsigned ri = 0, rf = 0;
+    int32_t area = 0;
+    for (size_t k = 0; k < vals.size(); ++k) {
+        Type t = type_of(vals[k]);
+        VReg v = use(vals[k]);
+        if (!returned_in_reg(sig, k)) {
+            MInst& st = emit(Op::Store, {Operand::use(v), Operand::use(ret_area_)});
+            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+            st.imm = area;
+            if (t.is_float()) st.flags |= mflags::kFloat;
+            area += 8;
+            continue;
+        }
+        if (t.is_float()) {
+            ops.push_back(Operand::use_fixed(v, xmm(static_cast<uint8_t>(rf++))));
+            continue;
+        }
+        ArgExt e = k < sig.returns.size() ? sig.returns[k].ext : ArgExt::None;
+        if (e != ArgExt::None && t.bits() < 64) v = ext(v, t.bytes(), 8, e == ArgExt::Sext);
+        ops.push_back(Operand::use_fixed(v, gpr(kIntRetRegs[ri++])));
+    }
+    emit_v(Op::Ret, ops);
+    return {};
+}
+
+}  // namespace
+
+void VCode::clear() {
+    ra.clear();
+    insts.clear();
+    block_ir.clear();
+    jump_tables.clear();
+    symbols.clear();
+    outgoing_args_size = 0;
+}
+
+const ra::MachineEnv& machine_env() {
+    static const ra::MachineEnv env = [] {
+        ra::MachineEnv e;
+        for (uint8_t r : {RAX, RCX, RDX, RSI, RDI, R8, R9, R10, RBX, R12, R13, R14, R15}) e.allocatable[0].push_back(gpr(r));
+        for (uint8_t r = 0; r < 15; ++r) e.allocatable[1].push_back(xmm(r));
+        e.scratch[0] = gpr(R11);
+        e.scratch[1] = xmm(15);
+        return e;
+    }();
+    return env;
+}
+
+std::string lower_function(const Function& func, const Settings& settings, VCode& out) {
+    Lowerer l(func, settings, out);
+    return l.run();
+}
+
+}  // namespace heron::x64

@@ -1,0 +1,347 @@
+// JITModule implementation: compile on define, place and link on finalize.
+#include "jit/jit_module.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "codegen/ir/cursor.h"
+#include "codegen/ir/printer.h"
+#include "codegen/verifier/verifier.h"
+#include "jit/code_memory.h"
+#include "jit/trap_handler.h"
+
+namespace heron {
+
+namespace {
+
+std::string name_key(const ExternalName& n) {
+    return n.kind == ExternalName::Kind::User ? "u" + std::to_string(n.ns) + ":" + std::to_string(n.index) : n.name;
+}
+
+/// A stable key for a signature (trampolines are cached by it).
+std::string signature_key(const Signature& sig) { return print_signature(sig); }
+
+}  // namespace
+
+JITBuilder::JITBuilder() = default;
+
+JITBuilder& JITBuilder::symbol(std::string name, const void* address) {
+    symbols_.define(std::move(name), address);
+    return *this;
+}
+JITBuilder& JITBuilder::symbol_lookup(SymbolResolver::LookupFn fn) {
+    symbols_.add_lookup(std::move(fn));
+    return *this;
+}
+JITBuilder& JITBuilder::isa(std::unique_ptr<TargetIsa> isa) {
+    isa_ = std::move(isa);
+    return *this;
+}
+JITBuilder& JITBuilder::check_regalloc(bool on) {
+    options_.check_regalloc = on;
+    return *this;
+}
+
+struct JITModule::Impl {
+    SymbolResolver symbols;
+    std::shared_ptr<TargetIsa> isa;
+    CompileOptions options;
+    CodeMemory memory;
+
+    struct Func {
+        std::string name;
+        Linkage linkage = Linkage::Local;
+        Signature sig;
+        uint64_t* cell = nullptr;
+        CodeRegion region;
+        bool installed = false;
+        std::optional<CompiledCode> pending;
+        CompiledCode code;  // of the installed version
+    };
+    std::vector<Func> funcs;
+    std::unordered_map<std::string, uint32_t> by_name;
+
+    std::vector<std::unique_ptr<uint64_t[]>> cell_chunks;
+    size_t cells_in_last = 0;
+    static constexpr size_t kCellsPerChunk = 256;
+    std::unordered_map<std::string, uint64_t*> host_cells;
+
+    struct Data {
+        std::string name;
+        bool writable = false;
+        std::vector<uint8_t> bytes;
+    };
+    std::vector<Data> data;
+
+    std::unordered_map<std::string, FuncId> trampolines;
+
+    uint64_t* new_cell() {
+        if (cell_chunks.empty() || cells_in_last == kCellsPerChunk) {
+            cell_chunks.push_back(std::make_unique<uint64_t[]>(kCellsPerChunk));
+            cells_in_last = 0;
+        }
+        uint64_t* c = &cell_chunks.back()[cells_in_last++];
+        *c = 0;
+        return c;
+    }
+
+    ~Impl() {
+        for (Func& f : funcs) {
+            if (f.installed) TrapRegistry::global().unregister_range(f.region.code);
+        }
+    }
+};
+
+JITModule::JITModule(JITBuilder builder) : impl_(std::make_unique<Impl>()) {
+    impl_->symbols = std::move(builder.symbols_);
+    impl_->isa = builder.isa_ ? std::move(builder.isa_) : std::shared_ptr<TargetIsa>(host_isa());
+    impl_->options = builder.options_;
+    isa_ = impl_->isa.get();
+}
+
+JITModule::~JITModule() = default;
+
+JitResult<FuncId> JITModule::declare_function(std::string_view name, Linkage linkage, const Signature& sig) {
+    auto it = impl_->by_name.find(std::string(name));
+    if (it != impl_->by_name.end()) {
+        Impl::Func& f = impl_->funcs[it->second];
+        if (!(f.sig == sig)) {
+            return JitError{"function %" + std::string(name) + " declared again with a different signature: " +
+                            print_signature(f.sig) + " vs " + print_signature(sig)};
+        }
+        return FuncId{it->second};
+    }
+    Impl::Func f;
+    f.name = std::string(name);
+    f.linkage = linkage;
+    f.sig = sig;
+    f.cell = impl_->new_cell();
+    uint32_t id = static_cast<uint32_t>(impl_->funcs.size());
+    impl_->funcs.push_back(std::move(f));
+    impl_->by_name.emplace(std::string(name), id);
+    return FuncId{id};
+}
+
+std::optional<FuncId> JITModule::find_function(std::string_view name) const {
+    auto it = impl_->by_name.find(std::string(name));
+    if (it == impl_->by_name.end()) return std::nullopt;
+    return FuncId{it->second};
+}
+
+std::optional<JitError> JITModule::define_function(FuncId id, const Function& func) {
+    if (id.index >= impl_->funcs.size()) return JitError{"define_function: unknown function id"};
+    Impl::Func& f = impl_->funcs[id.index];
+    if (!(func.signature == f.sig)) {
+        return JitError{"function %" + f.name + " is defined with signature " + print_signature(func.signature) +
+                        " but declared with " + print_signature(f.sig)};
+    }
+    VerifierErrors errs;
+    if (!verify_function(func, errs)) {
+        return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
+    }
+    CompiledCode code;
+    std::string err = impl_->isa->compile(func, impl_->options, code);
+    if (!err.empty()) return JitError{"cannot compile %" + f.name + ": " + err};
+    f.pending = std::move(code);
+    return std::nullopt;
+}
+
+std::optional<JitError> JITModule::finalize_definitions() {
+    Impl& m = *impl_;
+    // First resolve every relocation, so that an error installs nothing.
+    struct Patch {
+        uint32_t func;
+        uint32_t offset;
+        uint64_t* cell;
+    };
+    std::vector<Patch> patches;
+    std::vector<std::pair<std::string, const void*>> new_host;
+    for (uint32_t i = 0; i < m.funcs.size(); ++i) {
+        Impl::Func& f = m.funcs[i];
+        if (!f.pending) continue;
+        for (const Relocation& r : f.pending->relocations) {
+            std::string key = name_key(r.target);
+            auto it = m.by_name.find(key);
+            if (it != m.by_name.end()) {
+                const Impl::Func& callee = m.funcs[it->second];
+                if (!callee.installed && !callee.pending) {
+                    return JitError{"%" + f.name + " refers to %" + key + ", which is declared but not defined"};
+                }
+                patches.push_back({i, r.offset, callee.cell});
+                continue;
+            }
+            auto hc = m.host_cells.find(key);
+            if (hc != m.host_cells.end()) {
+                patches.push_back({i, r.offset, hc->second});
+                continue;
+            }
+            JitResult<const void*> addr = m.symbols.resolve(key);
+            if (!addr) return JitError{"%" + f.name + ": " + addr.error().message};
+            uint64_t* cell = m.new_cell();
+            *cell = reinterpret_cast<uint64_t>(addr.value());
+            m.host_cells.emplace(key, cell);
+            patches.push_back({i, r.offset, cell});
+        }
+    }
+    // Place each function.
+    for (uint32_t i = 0; i < m.funcs.size(); ++i) {
+        Impl::Func& f = m.funcs[i];
+        if (!f.pending) continue;
+        CompiledCode& code = *f.pending;
+        for (const Patch& p : patches) {
+            if (p.func != i) continue;
+            uint64_t v = reinterpret_cast<uint64_t>(p.cell);
+            std::memcpy(code.bytes.data() + p.offset, &v, 8);
+        }
+        JitResult<CodeRegion> region = m.memory.allocate(code.bytes.size());
+        if (!region) return region.error();
+        if (auto e = m.memory.copy_code(region.value(), 0, code.bytes)) return e;
+        if (auto e = m.memory.finalize(region.value())) return e;
+        std::vector<TrapSite> sites;
+        for (const CodeTrapSite& s : code.trap_sites) {
+            TrapSite t;
+            t.offset = s.offset;
+            t.code = s.code;
+            if (s.ir_inst != ~0u) t.inst = Inst(s.ir_inst);
+            sites.push_back(t);
+        }
+        if (auto e = TrapRegistry::global().register_range(region.value().code, code.bytes.size(), f.name, sites)) {
+            m.memory.release(region.value());
+            return e;
+        }
+        if (f.installed) {
+            TrapRegistry::global().unregister_range(f.region.code);
+            m.memory.release(f.region);
+        }
+        f.region = region.value();
+        f.installed = true;
+        *f.cell = reinterpret_cast<uint64_t>(f.region.code);
+        f.code = std::move(code);
+        f.pending.reset();
+    }
+    return std::nullopt;
+}
+
+std::optional<JitError> JITModule::free_function(FuncId id) {
+    if (id.index >= impl_->funcs.size()) return JitError{"free_function: unknown function id"};
+    Impl::Func& f = impl_->funcs[id.index];
+    if (!f.installed) return std::nullopt;
+    TrapRegistry::global().unregister_range(f.region.code);
+    auto e = impl_->memory.release(f.region);
+    f.installed = false;
+    f.region = CodeRegion{};
+    *f.cell = 0;
+    return e;
+}
+
+const void* JITModule::get_finalized_function(FuncId id) const {
+    if (id.index >= impl_->funcs.size() || !impl_->funcs[id.index].installed) return nullptr;
+    return impl_->funcs[id.index].region.code;
+}
+
+const CompiledCode* JITModule::compiled_code(FuncId id) const {
+    if (id.index >= impl_->funcs.size() || !impl_->funcs[id.index].installed) return nullptr;
+    return &impl_->funcs[id.index].code;
+}
+
+const Signature* JITModule::signature(FuncId id) const {
+    if (id.index >= impl_->funcs.size()) return nullptr;
+    return &impl_->funcs[id.index].sig;
+}
+
+JitResult<DataId> JITModule::declare_data(std::string_view name, bool writable) {
+    impl_->data.push_back({std::string(name), writable, {}});
+    return DataId{static_cast<uint32_t>(impl_->data.size() - 1)};
+}
+
+std::optional<JitError> JITModule::define_data(DataId id, std::span<const uint8_t> bytes) {
+    if (id.index >= impl_->data.size()) return JitError{"define_data: unknown data id"};
+    impl_->data[id.index].bytes.assign(bytes.begin(), bytes.end());
+    impl_->symbols.define(impl_->data[id.index].name, impl_->data[id.index].bytes.data());
+    return std::nullopt;
+}
+
+void* JITModule::get_finalized_data(DataId id) const {
+    if (id.index >= impl_->data.size()) return nullptr;
+    return impl_->data[id.index].bytes.data();
+}
+
+JitCallOutcome JITModule::call(FuncId id, std::span<const DataValue> args) {
+    JitCallOutcome out;
+    const void* target = get_finalized_function(id);
+    if (!target) {
+        out.kind = JitCallOutcome::Kind::Error;
+        out.message = "function is not finalized";
+        return out;
+    }
+    // A copy: creating a trampoline below may grow the function table.
+    const Signature sig = impl_->funcs[id.index].sig;
+    if (args.size() != sig.params.size()) {
+        out.kind = JitCallOutcome::Kind::Error;
+        out.message = "expected " + std::to_string(sig.params.size()) + " argument(s), got " + std::to_string(args.size());
+        return out;
+    }
+    // A trampoline per signature: (args*, fn) loads the arguments from the
+    // buffer, calls fn, stores the results back.
+    std::string key = signature_key(sig);
+    auto it = impl_->trampolines.find(key);
+    if (it == impl_->trampolines.end()) {
+        Function t(ExternalName::testcase("__heron_trampoline_" + std::to_string(impl_->trampolines.size())),
+                   Signature(CallConv::SystemV));
+        t.signature.params = {types::I64, types::I64};
+        Block b = t.dfg.make_block();
+        t.layout.append_block(b);
+        Value buf = t.dfg.append_block_param(b, types::I64);
+        Value fn = t.dfg.append_block_param(b, types::I64);
+        SigRef sref = t.import_signature(sig);
+        FuncCursor cur(t);
+        cur.at_bottom(b);
+        std::vector<Value> loaded;
+        for (size_t k = 0; k < sig.params.size(); ++k) {
+            loaded.push_back(cur.ins().load(sig.params[k].type, MemFlags::trusted(), buf, static_cast<int32_t>(8 * k)));
+        }
+        Inst call = cur.ins().call_indirect(sref, fn, loaded);
+        std::vector<Value> results(t.dfg.inst_results(call).begin(), t.dfg.inst_results(call).end());
+        for (size_t k = 0; k < results.size(); ++k) {
+            cur.ins().store(MemFlags::trusted(), results[k], buf, static_cast<int32_t>(8 * k));
+        }
+        cur.ins().return_(std::span<const Value>());
+        auto tid = declare_function(t.name.name, Linkage::Local, t.signature);
+        if (!tid) {
+            out.kind = JitCallOutcome::Kind::Error;
+            out.message = tid.error().message;
+            return out;
+        }
+        if (auto e = define_function(tid.value(), t)) {
+            out.kind = JitCallOutcome::Kind::Error;
+            out.message = "trampoline: " + e->message;
+            return out;
+        }
+        if (auto e = finalize_definitions()) {
+            out.kind = JitCallOutcome::Kind::Error;
+            out.message = "trampoline: " + e->message;
+            return out;
+        }
+        it = impl_->trampolines.emplace(key, tid.value()).first;
+    }
+    using Tramp = void(uint64_t*, const void*);
+    Tramp* tramp = get_function<Tramp>(it->second);
+    std::vector<uint64_t> buf(std::max(sig.params.size(), sig.returns.size()) + 1, 0);
+    for (size_t k = 0; k < args.size(); ++k) buf[k] = args[k].bits;
+    auto r = call_with_traps([&] { tramp(buf.data(), target); });
+    if (r.error) {
+        out.kind = JitCallOutcome::Kind::Error;
+        out.message = r.error->message;
+        return out;
+    }
+    if (r.trap) {
+        out.kind = JitCallOutcome::Kind::Trap;
+        out.trap = *r.trap;
+        out.message = r.trap->to_string();
+        return out;
+    }
+    for (size_t k = 0; k < sig.returns.size(); ++k) out.values.push_back(DataValue(sig.returns[k].type, buf[k]));
+    return out;
+}
+
+}  // namespace heron

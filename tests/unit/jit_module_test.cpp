@@ -1,0 +1,192 @@
+// End-to-end tests of the JIT module on x86-64: compile text IR, call the
+// code directly and through the trampoline, link to host symbols, redefine
+// and free functions, report traps.
+#include <gtest/gtest.h>
+
+#include "codegen/ir/parser.h"
+#include "jit/jit_module.h"
+
+namespace heron {
+namespace {
+
+std::unique_ptr<Function> parse_one(std::string_view text) {
+    Diagnostics errs;
+    auto fs = parse_functions(text, errs);
+    EXPECT_TRUE(errs.empty()) << (errs.empty() ? "" : errs[0].format("text"));
+    EXPECT_EQ(fs.size(), 1u);
+    return fs.empty() ? nullptr : std::move(fs[0]);
+}
+
+FuncId define(JITModule& jit, const Function& f) {
+    auto id = jit.declare_function(f.name.name, Linkage::Export, f.signature);
+    EXPECT_TRUE(id.ok());
+    auto err = jit.define_function(id.value(), f);
+    EXPECT_FALSE(err.has_value()) << err->message;
+    return id.value();
+}
+
+JITBuilder checked() {
+    JITBuilder b;
+    b.check_regalloc(true);
+    return b;
+}
+
+TEST(JitModuleTest, CallsCompiledCodeDirectly) {
+    auto f = parse_one(R"(
+function %add3(i64, i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64, v2: i64):
+    v3 = iadd v0, v1
+    v4 = iadd v3, v2
+    return v4
+})");
+    JITModule jit(checked());
+    FuncId id = define(jit, *f);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fn = jit.get_function<int64_t(int64_t, int64_t, int64_t)>(id);
+    ASSERT_NE(fn, nullptr);
+    EXPECT_EQ(fn(1, 2, 3), 6);
+    EXPECT_EQ(fn(-10, 4, 1), -5);
+}
+
+TEST(JitModuleTest, RecursionAndLoops) {
+    auto f = parse_one(R"(
+function %fib(i64) -> i64 system_v {
+    fn0 = %fib(i64) -> i64 system_v
+block0(v0: i64):
+    v1 = iconst.i64 2
+    v2 = icmp ult v0, v1
+    brif v2, block1, block2
+block1:
+    return v0
+block2:
+    v3 = iconst.i64 1
+    v4 = isub v0, v3
+    v5 = call fn0(v4)
+    v6 = isub v4, v3
+    v7 = call fn0(v6)
+    v8 = iadd v5, v7
+    return v8
+})");
+    JITModule jit(checked());
+    FuncId id = define(jit, *f);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fib = jit.get_function<int64_t(int64_t)>(id);
+    EXPECT_EQ(fib(20), 6765);
+    DataValue arg = DataValue::i64(10);
+    JitCallOutcome r = jit.call(id, std::span(&arg, 1));
+    ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
+    EXPECT_EQ(r.values[0], DataValue::i64(55));
+}
+
+int64_t host_triple(int64_t x) { return 3 * x; }
+
+TEST(JitModuleTest, CallsHostSymbols) {
+    auto f = parse_one(R"(
+function %use_host(i64) -> i64 system_v {
+    fn0 = %host_triple(i64) -> i64 system_v
+block0(v0: i64):
+    v1 = call fn0(v0)
+    v2 = iconst.i64 1
+    v3 = iadd v1, v2
+    return v3
+})");
+    JITBuilder b = checked();
+    b.symbol("host_triple", reinterpret_cast<const void*>(&host_triple));
+    JITModule jit(b);
+    FuncId id = define(jit, *f);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    EXPECT_EQ(jit.get_function<int64_t(int64_t)>(id)(5), 16);
+}
+
+TEST(JitModuleTest, UnresolvedSymbolIsAnErrorAndInstallsNothing) {
+    auto f = parse_one(R"(
+function %broken() -> i64 system_v {
+    fn0 = %no_such_symbol_anywhere_42() -> i64 system_v
+block0:
+    v0 = call fn0()
+    return v0
+})");
+    JITModule jit(checked());
+    FuncId id = define(jit, *f);
+    auto err = jit.finalize_definitions();
+    ASSERT_TRUE(err.has_value());
+    EXPECT_NE(err->message.find("no_such_symbol_anywhere_42"), std::string::npos) << err->message;
+    EXPECT_EQ(jit.get_finalized_function(id), nullptr);
+}
+
+TEST(JitModuleTest, RedefinitionUpdatesCallers) {
+    auto callee1 = parse_one(R"(
+function %k() -> i64 system_v {
+block0:
+    v0 = iconst.i64 1
+    return v0
+})");
+    auto callee2 = parse_one(R"(
+function %k() -> i64 system_v {
+block0:
+    v0 = iconst.i64 2
+    return v0
+})");
+    auto caller = parse_one(R"(
+function %caller() -> i64 system_v {
+    fn0 = %k() -> i64 system_v
+block0:
+    v0 = call fn0()
+    v1 = iconst.i64 100
+    v2 = iadd v0, v1
+    return v2
+})");
+    JITModule jit(checked());
+    FuncId k = define(jit, *callee1);
+    FuncId c = define(jit, *caller);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    EXPECT_EQ(jit.get_function<int64_t()>(c)(), 101);
+    ASSERT_FALSE(jit.define_function(k, *callee2).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    EXPECT_EQ(jit.get_function<int64_t()>(k)(), 2);
+    EXPECT_EQ(jit.get_function<int64_t()>(c)(), 102) << "the caller must reach the new definition";
+    ASSERT_FALSE(jit.free_function(k).has_value());
+    EXPECT_EQ(jit.get_finalized_function(k), nullptr);
+}
+
+TEST(JitModuleTest, TrapsAreReportedWithCodeAndFunction) {
+    auto f = parse_one(R"(
+function %div(i32, i32) -> i32 system_v {
+block0(v0: i32, v1: i32):
+    v2 = sdiv v0, v1
+    return v2
+})");
+    JITModule jit(checked());
+    FuncId id = define(jit, *f);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    DataValue args[] = {DataValue::i32(7), DataValue::i32(0)};
+    JitCallOutcome r = jit.call(id, args);
+    ASSERT_EQ(r.kind, JitCallOutcome::Kind::Trap) << r.message;
+    EXPECT_EQ(r.trap.code, TrapCode::integer_division_by_zero());
+    EXPECT_EQ(r.trap.function, "div");
+    DataValue ovf[] = {DataValue::i32(INT32_MIN), DataValue::i32(-1)};
+    r = jit.call(id, ovf);
+    ASSERT_EQ(r.kind, JitCallOutcome::Kind::Trap) << r.message;
+    EXPECT_EQ(r.trap.code, TrapCode::integer_overflow());
+    DataValue ok[] = {DataValue::i32(-7), DataValue::i32(2)};
+    r = jit.call(id, ok);
+    ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
+    EXPECT_EQ(r.values[0], DataValue::i32(-3));
+}
+
+TEST(JitModuleTest, InvalidIrIsRejectedWithVerifierMessage) {
+    auto f = parse_one(R"(
+function %bad(i32) -> i64 system_v {
+block0(v0: i32):
+    return v0
+})");
+    JITModule jit(checked());
+    auto id = jit.declare_function("bad", Linkage::Export, f->signature);
+    ASSERT_TRUE(id.ok());
+    auto err = jit.define_function(id.value(), *f);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_NE(err->message.find("does not verify"), std::string::npos) << err->message;
+}
+
+}  // namespace
+}  // namespace heron

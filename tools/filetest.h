@@ -1,0 +1,45 @@
+// The file-test runner behind `heron test` (text-format.md, "What heron test
+// prints"): each .clif file names test kinds in its header; the runner
+// applies each kind to every function and counts directives. Failures print
+// one line each, `FILE:LINE: what was expected, what came back`; the closing
+// line is `N passed, N failed[, N skipped]`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace heron::tools {
+
+struct FileTestStats {
+    uint64_t passed = 0;
+    uint64_t failed = 0;
+    uint64_t skipped = 0;
+
+    FileTestStats& operator+=(const FileTestStats& o) {
+        passed += o.passed;
+        failed += o.failed;
+        skipped += o.skipped;
+        return *this;
+    }
+};
+
+struct FileTestOptions {
+    /// Instructions one interpreted call may execute before it is stopped.
+    uint64_t fuel = 200'000'000;
+};
+
+/// Runs the tests of one file whose contents are `text`. Failure lines and
+/// notes are appended to `out`, each ending in '\n'.
+FileTestStats run_file_test(std::string_view path, std::string_view text, const FileTestOptions& opts,
+                            std::string& out);
+
+/// Expands directories into their *.clif files (recursively, sorted).
+std::vector<std::string> collect_test_files(const std::vector<std::string>& paths, std::string& errors);
+
+/// `heron test PATH...`: runs every file, prints failures and the closing
+/// line to stdout; returns the exit status (0 only when nothing failed).
+int run_test_command(const std::vector<std::string>& paths);
+
+}  // namespace heron::tools
