@@ -316,8 +316,8 @@ bool Scan::try_free(uint32_t id) {
 std::string Scan::allocate_blocked(uint32_t id) {
     const Interval& it = iv_[id];
     const uint32_t must = first_must(it, it.start);
-    if (must == kMaxPos) {
-        assign_stack(id);
+    if (must == kMaxPos && first_use_index(it, it.start) == it.use_end) {
+        assign_stack(id);  // no use left: only passing through
         return {};
     }
     const uint32_t p0 = floor_before(it.start);
@@ -350,8 +350,16 @@ std::string Scan::allocate_blocked(uint32_t id) {
             best_block = block;
         }
     }
+    // Uses that would merely like a register (Any operands, copies into
+    // fixed registers) take one only from intervals of lower weight.
+    if (must == kMaxPos) {
+        if (best == regs.size() || density(it, it.start) <= best_cost) {
+            assign_stack(id);
+            return {};
+        }
+    }
     const uint32_t must_before = floor_before(must);
-    if (must_before > it.start && (best == regs.size() || density(it, it.start) <= best_cost)) {
+    if (must != kMaxPos && must_before > it.start && (best == regs.size() || density(it, it.start) <= best_cost)) {
         const uint32_t child = split(id, optimal_split(it.start, must_before));
         assign_stack(id);
         push(child);

@@ -130,34 +130,34 @@ std::string validate_operands(Context::Impl& s) {
             if (oe - ob > 255) return "inst" + to_string(i) + ": too many operands";
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& op = f.operands[o];
-                const std::string where = "inst" + to_string(i) + " operand " + to_string(o - ob) + ": ";
-                if (!op.vreg.is_valid() || op.vreg.index() >= f.num_vregs) return where + "vreg out of range";
+                auto where = [&] { return "inst" + to_string(i) + " operand " + to_string(o - ob) + ": "; };
+                if (!op.vreg.is_valid() || op.vreg.index() >= f.num_vregs) return where() + "vreg out of range";
                 const unsigned c = static_cast<unsigned>(op.vreg.cls());
                 if (op.constraint == Constraint::Fixed) {
-                    if (op.aux >= kMaxRegsPerClass) return where + "fixed register out of range";
-                    if (op.fixed_reg() == env.scratch[c]) return where + "fixed to the scratch register";
+                    if (op.aux >= kMaxRegsPerClass) return where() + "fixed register out of range";
+                    if (op.fixed_reg() == env.scratch[c]) return where() + "fixed to the scratch register";
                 }
                 if (op.constraint == Constraint::Reuse) {
-                    if (op.kind != OperandKind::Def) return where + "Reuse constraint on a use";
-                    if (op.aux >= oe - ob) return where + "Reuse of an operand out of range";
+                    if (op.kind != OperandKind::Def) return where() + "Reuse constraint on a use";
+                    if (op.aux >= oe - ob) return where() + "Reuse of an operand out of range";
                     const Operand& in = f.operands[ob + op.aux];
                     if (in.kind != OperandKind::Use || in.pos != OperandPos::Early || in.vreg.cls() != op.vreg.cls() ||
                         in.constraint == Constraint::Reuse)
-                        return where + "Reuse of an operand that is not an early use of the same class";
+                        return where() + "Reuse of an operand that is not an early use of the same class";
                     for (uint32_t o2 = ob; o2 < o; ++o2)
                         if (f.operands[o2].constraint == Constraint::Reuse && f.operands[o2].aux == op.aux)
-                            return where + "two defs reuse one operand";
+                            return where() + "two defs reuse one operand";
                 }
                 if (op.kind == OperandKind::Use) {
                     ++s.raw_uses[op.vreg.index()];
                     continue;
                 }
-                if (i == last && nsucc > 0) return where + "a branch defines a value";
+                if (i == last && nsucc > 0) return where() + "a branch defines a value";
                 uint32_t pos = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
                 if (op.constraint == Constraint::Reuse)
                     pos = f.operands[ob + op.aux].constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
                 std::string e = define(op.vreg, b, pos);
-                if (!e.empty()) return where + e;
+                if (!e.empty()) return where() + e;
             }
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& a = f.operands[o];
@@ -210,12 +210,13 @@ std::string build_liveness(Context::Impl& s) {
         if (vclass[v.index()] != static_cast<uint32_t>(v.cls())) return where + vname(v.index()) + " used with the wrong class";
         return {};
     };
+    auto use_ok = [&](VReg v) { return s.def_pos[v.index()] != kNone && vclass[v.index()] == static_cast<uint32_t>(v.cls()); };
     for (uint32_t i = 0; i < ni; ++i)
         for (uint32_t o = f.operands_begin[i]; o < f.operands_begin[i + 1]; ++o)
-            if (f.operands[o].kind == OperandKind::Use)
-                if (!(err = check_use(f.operands[o].vreg, "inst" + to_string(i) + ": ")).empty()) return err;
+            if (f.operands[o].kind == OperandKind::Use && !use_ok(f.operands[o].vreg))
+                return check_use(f.operands[o].vreg, "inst" + to_string(i) + ": ");
     for (VReg a : f.branch_args)
-        if (!(err = check_use(a, "branch argument: ")).empty()) return err;
+        if (!use_ok(a)) return check_use(a, "branch argument: ");
 
     // --- Use positions, in position order per vreg. ---
     auto param_live = [&](VReg p) { return s.raw_uses[p.index()] > 0; };

@@ -100,9 +100,12 @@ TEST(RegallocRandom, MillionInstructionFunction) {
     const MachineEnv env = testing::x64_env();
     RandomSource rng(2024);
     GenOptions opt;
-    opt.min_blocks = opt.max_blocks = 150000;
+    opt.min_blocks = opt.max_blocks = 100000;
     opt.min_insts = 4;
     opt.max_insts = 10;
+    opt.edge_window = 16;
+    opt.far_use_percent = 5;
+    opt.far_use_max_steps = 16;
     const Function f = testing::random_function(rng, env, opt);
     ASSERT_GE(f.num_insts(), 1000000u);
     Context ctx;

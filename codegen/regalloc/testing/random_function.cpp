@@ -76,6 +76,7 @@ public:
 
 private:
     void build_cfg();
+    uint32_t nest_loop(uint32_t head, uint32_t latch);
     void compute_dominators();
     void gen_block(uint32_t b);
     void gen_inst(uint32_t b);
@@ -109,6 +110,7 @@ private:
     const GenOptions& opt_;
     uint32_t nb_ = 0;
     std::vector<std::vector<uint32_t>> succ_, pred_;
+    std::vector<std::pair<uint32_t, uint32_t>> outer_loops_;  // maximal (head, latch), by head
     std::vector<uint32_t> idom_, preorder_;
     std::vector<uint32_t> anc_[kNumRegClasses];  // nearest strict dominator with values of the class
     std::vector<std::vector<VReg>> params_;
@@ -116,6 +118,16 @@ private:
     std::vector<std::vector<GenInst>> code_;
     uint32_t next_vreg_ = 0;
 };
+
+// Moves the head of a new loop ending at `latch` out to the head of any
+// earlier loop it would cut into, so that loops nest; returns the head.
+uint32_t Generator::nest_loop(uint32_t head, uint32_t latch) {
+    while (!outer_loops_.empty() && outer_loops_.back().second >= head && outer_loops_.back().first < head)
+        head = outer_loops_.back().first;
+    while (!outer_loops_.empty() && outer_loops_.back().first >= head) outer_loops_.pop_back();
+    outer_loops_.push_back({head, latch});
+    return head;
+}
 
 void Generator::build_cfg() {
     const uint32_t n = rng_.between(std::max(opt_.min_blocks, 1u), std::max(opt_.max_blocks, opt_.min_blocks));
@@ -125,7 +137,12 @@ void Generator::build_cfg() {
         orig[b].push_back(b + 1);
         for (int extra = 0; extra < 2 && rng_.chance(extra == 0 ? opt_.extra_edge_percent : opt_.extra_edge_percent / 3);
              ++extra) {
-            const uint32_t t = 1 + rng_.below(n - 1);
+            uint32_t t = 1 + rng_.below(n - 1);
+            if (opt_.edge_window > 0) {
+                const uint32_t lo = b > opt_.edge_window ? b - opt_.edge_window : 1;
+                t = std::min(n - 1, lo + rng_.below(b + opt_.edge_window - lo + 1));
+                if (t <= b) t = nest_loop(t, b);
+            }
             if (std::find(orig[b].begin(), orig[b].end(), t) == orig[b].end()) orig[b].push_back(t);
         }
         if (orig[b].size() > 1 && rng_.chance(50)) std::swap(orig[b][0], orig[b][1]);
@@ -220,7 +237,8 @@ VReg Generator::pick(uint32_t b, RegClass c, size_t own_count) {
     const unsigned ci = static_cast<unsigned>(c);
     const auto& own = defs_[ci][b];
     if (own_count > 0 && rng_.chance(50)) return own[rng_.below(static_cast<uint32_t>(own_count))];
-    const uint32_t steps = rng_.chance(opt_.far_use_percent) ? rng_.between(2, 64) : 1;
+    const uint32_t steps =
+        rng_.chance(opt_.far_use_percent) ? rng_.between(2, std::max(2u, opt_.far_use_max_steps)) : 1;
     uint32_t found = kNoBlock;
     for (uint32_t x = b, s = 0; s < steps && anc_[ci][x] != kNoBlock; ++s) found = x = anc_[ci][x];
     if (found != kNoBlock) return defs_[ci][found][rng_.below(static_cast<uint32_t>(defs_[ci][found].size()))];

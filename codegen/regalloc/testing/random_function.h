@@ -50,12 +50,16 @@ struct GenOptions {
     uint32_t min_blocks = 1, max_blocks = 12;
     uint32_t min_insts = 1, max_insts = 10;  // per block, before the terminator
     uint32_t extra_edge_percent = 35;        // a block gets a second (third) successor
+    /// Extra edges reach at most this many blocks away, and loops (back
+    /// edges) nest properly; 0: edges go anywhere and loops may overlap.
+    uint32_t edge_window = 0;
     uint32_t max_params = 3;
     uint32_t float_percent = 25;  // values of the float class
     uint32_t fixed_percent = 12;  // div, shifts, twice-fixed operands
     uint32_t call_percent = 6;
     uint32_t call_clobbers_all_percent = 30;  // a call clobbers every allocatable register
     uint32_t far_use_percent = 15;            // an operand from far up the dominator tree
+    uint32_t far_use_max_steps = 64;          // how far, in dominators with values
     uint32_t any_percent = 20;                // Any instead of Reg where the form allows
 };
 

@@ -1,0 +1,572 @@
+// Hand-built allocator tests: each constraint kind and their combinations
+// (x86 division in rdx:rax, shift counts in cl, call arguments, results and
+// clobbers, a vreg used twice with two fixed registers, Fixed and Reg on one
+// vreg, Early defs, Late uses, Reuse with a dying or a live input), diamonds
+// and loops with block parameters (a swap, a 3-cycle, cycles through spill
+// slots), register pressure beyond the register count, and the errors that
+// malformed input must produce. Every successful allocation is also checked.
+#include <gtest/gtest.h>
+
+#include "codegen/regalloc/regalloc.h"
+#include "codegen/regalloc/testing/dump.h"
+#include "codegen/regalloc/testing/function_builder.h"
+#include "codegen/regalloc/testing/random_function.h"
+
+namespace heron::ra {
+namespace {
+
+using testing::FunctionBuilder;
+
+constexpr PReg kRax(0, RegClass::Int), kRcx(1, RegClass::Int), kRdx(2, RegClass::Int), kRsi(6, RegClass::Int),
+    kRdi(7, RegClass::Int), kR11(11, RegClass::Int), kXmm0(0, RegClass::Float), kXmm1(1, RegClass::Float);
+
+Output allocate_and_check(const Function& f, const MachineEnv& env) {
+    Context ctx;
+    Output out;
+    const std::string err = allocate(f, env, out, ctx);
+    EXPECT_EQ(err, "") << testing::dump(f);
+    if (!err.empty()) return out;
+    EXPECT_EQ(check(f, env, out), "") << testing::dump(f, &out);
+    return out;
+}
+
+std::string allocate_error(const Function& f, const MachineEnv& env) {
+    Context ctx;
+    Output out;
+    return allocate(f, env, out, ctx);
+}
+
+Allocation alloc_of(const Function& f, const Output& out, uint32_t inst, uint32_t k) {
+    return out.allocs[f.operands_begin[inst] + k];
+}
+
+size_t edits_at(const Output& out, ProgPoint p) {
+    return static_cast<size_t>(std::count_if(out.edits.begin(), out.edits.end(), [&](const Edit& e) { return e.point == p; }));
+}
+
+Operand def_any(VReg v) { return {v, OperandKind::Def, OperandPos::Late, Constraint::Any, 0}; }
+Operand use_fixed_late(VReg v, PReg r) {
+    Operand op = Operand::use_fixed(v, r);
+    op.pos = OperandPos::Late;
+    return op;
+}
+
+TEST(RegallocConstraints, TwoAddressAddWithDyingInputNeedsNoMoves) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), s = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {Operand::use(a), Operand::use(c), Operand::def_reuse(s, 0)});
+    fb.ret(b, {Operand::use_fixed(s, kRax)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_EQ(alloc_of(f, out, 2, 0), alloc_of(f, out, 2, 2));
+    EXPECT_TRUE(out.edits.empty()) << testing::dump(f, &out);
+    EXPECT_EQ(out.num_spill_slots, 0u);
+}
+
+TEST(RegallocConstraints, TwoAddressAddWithLiveInputCopiesIt) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), s = fb.int_vreg(), t = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {Operand::use(a), Operand::use(c), Operand::def_reuse(s, 0)});
+    fb.inst(b, {Operand::use(a), Operand::use(s), Operand::def_reuse(t, 0)});
+    fb.ret(b, {Operand::use_fixed(t, kRax)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_NE(alloc_of(f, out, 2, 2), alloc_of(f, out, 3, 0)) << "a lives on, so s is not in a's register";
+    EXPECT_GE(edits_at(out, ProgPoint::before(2)), 1u);
+}
+
+TEST(RegallocConstraints, DivisionUsesRdxRax) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), h = fb.int_vreg(), d = fb.int_vreg(), q = fb.int_vreg(), r = fb.int_vreg(),
+               s = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(h)});
+    fb.inst(b, {Operand::def(d)});
+    fb.inst(b, {Operand::use_fixed(a, kRax), Operand::use_fixed(h, kRdx), Operand::use(d), Operand::def_fixed(q, kRax),
+                Operand::def_fixed(r, kRdx)});
+    fb.inst(b, {Operand::use(q), Operand::use(r), Operand::def_reuse(s, 0)});
+    fb.ret(b, {Operand::use_fixed(s, kRax)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_EQ(alloc_of(f, out, 3, 0), Allocation::reg(kRax));
+    EXPECT_EQ(alloc_of(f, out, 3, 1), Allocation::reg(kRdx));
+    const Allocation divisor = alloc_of(f, out, 3, 2);
+    EXPECT_TRUE(divisor.is_reg() && divisor != Allocation::reg(kRax) && divisor != Allocation::reg(kRdx));
+    EXPECT_EQ(alloc_of(f, out, 3, 3), Allocation::reg(kRax));
+    EXPECT_EQ(alloc_of(f, out, 3, 4), Allocation::reg(kRdx));
+}
+
+TEST(RegallocConstraints, DividendAndDivisorLiveAcrossDivision) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), d = fb.int_vreg(), q = fb.int_vreg(), r = fb.int_vreg(), s = fb.int_vreg(),
+               t = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(d)});
+    // The same vreg as dividend (rax) and high half (rdx), plus a divisor.
+    fb.inst(b, {Operand::use_fixed(a, kRax), Operand::use_fixed(a, kRdx), Operand::use_any(d),
+                Operand::def_fixed(q, kRax), Operand::def_fixed(r, kRdx)});
+    fb.inst(b, {Operand::use(q), Operand::use(a), Operand::def_reuse(s, 0)});
+    fb.inst(b, {Operand::use(s), Operand::use(d), Operand::def_reuse(t, 0)});
+    fb.ret(b, {Operand::use_fixed(t, kRax), Operand::use_fixed(r, kRdx)});
+    allocate_and_check(fb.finish(), env);
+}
+
+TEST(RegallocConstraints, ShiftCountInCl) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg x = fb.int_vreg(), c = fb.int_vreg(), y = fb.int_vreg(), z = fb.int_vreg(), w = fb.int_vreg(),
+               w2 = fb.int_vreg(), w3 = fb.int_vreg();
+    fb.inst(b, {Operand::def(x)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {Operand::use(x), Operand::use_fixed(c, kRcx), Operand::def_reuse(y, 0)});
+    fb.inst(b, {Operand::use(x), Operand::use_fixed(c, kRcx), Operand::def_reuse(z, 0)});
+    fb.inst(b, {Operand::use(y), Operand::use(z), Operand::def_reuse(w, 0)});
+    fb.inst(b, {Operand::use(w), Operand::use(x), Operand::def_reuse(w2, 0)});
+    fb.inst(b, {Operand::use(w2), Operand::use(c), Operand::def_reuse(w3, 0)});
+    fb.ret(b, {Operand::use_fixed(w3, kRax)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_EQ(alloc_of(f, out, 2, 1), Allocation::reg(kRcx));
+    EXPECT_NE(alloc_of(f, out, 2, 2), Allocation::reg(kRcx));
+    // The count stays in rcx between the two shifts: no move at the second.
+    EXPECT_EQ(edits_at(out, ProgPoint::before(3)), 1u) << testing::dump(f, &out);  // only the copy of x
+}
+
+TEST(RegallocConstraints, OneVregInTwoFixedRegistersAndAPlainOne) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg v = fb.int_vreg(), w = fb.int_vreg(), u = fb.int_vreg();
+    fb.inst(b, {Operand::def(v)});
+    fb.inst(b, {Operand::use_fixed(v, kRdi), Operand::use_fixed(v, kRsi), Operand::use(v), Operand::def(w)});
+    fb.inst(b, {Operand::use(w), Operand::use(v), Operand::def_reuse(u, 0)});
+    fb.ret(b, {Operand::use_fixed(u, kRax)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_EQ(alloc_of(f, out, 1, 0), Allocation::reg(kRdi));
+    EXPECT_EQ(alloc_of(f, out, 1, 1), Allocation::reg(kRsi));
+    EXPECT_TRUE(alloc_of(f, out, 1, 2).is_reg());
+}
+
+TEST(RegallocConstraints, FixedAndRegOnOneVregWithFixedResult) {
+    const MachineEnv env = testing::tiny_env(2, 1);
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg v = fb.int_vreg(), w = fb.int_vreg(), u = fb.int_vreg();
+    fb.inst(b, {Operand::def(v)});
+    fb.inst(b, {Operand::use(v), Operand::use_fixed(v, PReg(1, RegClass::Int)), Operand::def_fixed(w, PReg(0, RegClass::Int))});
+    fb.inst(b, {Operand::use(w), Operand::use(v), Operand::def(u)});
+    fb.ret(b, {Operand::use_fixed(u, PReg(0, RegClass::Int))});
+    allocate_and_check(fb.finish(), env);
+}
+
+TEST(RegallocConstraints, EarlyDefSharesWithNoOperand) {
+    const MachineEnv env = testing::tiny_env(3, 1);
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), w = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {Operand::use(a), Operand::use(c), Operand::def_early(w)});
+    fb.ret(b, {Operand::use_fixed(w, PReg(0, RegClass::Int))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_NE(alloc_of(f, out, 2, 2), alloc_of(f, out, 2, 0));
+    EXPECT_NE(alloc_of(f, out, 2, 2), alloc_of(f, out, 2, 1));
+}
+
+TEST(RegallocConstraints, LateUseSharesWithNoDef) {
+    const MachineEnv env = testing::tiny_env(2, 1);
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), w = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {Operand::use_late(a), Operand::use(c), Operand::def(w)});
+    fb.ret(b, {Operand::use_fixed(w, PReg(0, RegClass::Int))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_NE(alloc_of(f, out, 2, 2), alloc_of(f, out, 2, 0));
+    // The Early use dies here and may share with the def: two registers suffice.
+    EXPECT_EQ(out.num_spill_slots, 0u);
+}
+
+TEST(RegallocConstraints, FixedLateUse) {
+    const MachineEnv env = testing::tiny_env(3, 1);
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), w = fb.int_vreg(), z = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {use_fixed_late(a, PReg(1, RegClass::Int)), Operand::use(c), Operand::def(w)});
+    fb.inst(b, {Operand::use(w), Operand::use(a), Operand::def(z)});
+    fb.ret(b, {Operand::use_fixed(z, PReg(0, RegClass::Int))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_NE(alloc_of(f, out, 2, 2), Allocation::reg(PReg(1, RegClass::Int)));
+}
+
+TEST(RegallocCalls, ValuesAcrossACallLiveInCalleeSavedRegisters) {
+    const MachineEnv env = testing::x64_env();
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    std::vector<VReg> v;
+    for (int k = 0; k < 4; ++k) {
+        v.push_back(fb.int_vreg());
+        fb.inst(b, {Operand::def(v.back())});
+    }
+    const VReg x = fb.float_vreg(), res = fb.int_vreg(), fres = fb.float_vreg();
+    fb.inst(b, {Operand::def(x)});
+    fb.inst(b,
+            {Operand::use_fixed(v[0], kRdi), Operand::use_fixed(v[1], kRsi), Operand::use_fixed(x, kXmm0),
+             Operand::def_fixed(res, kRax), Operand::def_fixed(fres, kXmm0)},
+            0, testing::caller_saved(env));
+    VReg acc = res;
+    for (int k = 0; k < 4; ++k) {
+        const VReg n = fb.int_vreg();
+        fb.inst(b, {Operand::use(acc), Operand::use(v[k]), Operand::def_reuse(n, 0)});
+        acc = n;
+    }
+    fb.ret(b, {Operand::use_fixed(acc, kRax), Operand::use_fixed(fres, kXmm0)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    // rbx and r12-r15 survive the call: nothing has to be spilled.
+    EXPECT_EQ(out.num_spill_slots, 0u) << testing::dump(f, &out);
+}
+
+TEST(RegallocCalls, CallClobberingEverythingSpillsWhatLivesAcross) {
+    const MachineEnv env = testing::x64_env();
+    PRegSet all;
+    for (unsigned c = 0; c < kNumRegClasses; ++c)
+        for (PReg r : env.allocatable[c]) all.add(r);
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), x = fb.float_vreg(), res = fb.int_vreg(), s = fb.int_vreg(),
+               t = fb.int_vreg();
+    fb.inst(b, {Operand::def(a)});
+    fb.inst(b, {Operand::def(c)});
+    fb.inst(b, {Operand::def(x)});
+    fb.inst(b, {Operand::use_fixed(a, kRdi), Operand::use_fixed(x, kXmm1), Operand::def_fixed(res, kRax)}, 0, all);
+    fb.inst(b, {Operand::use(res), Operand::use(a), Operand::def_reuse(s, 0)});
+    fb.inst(b, {Operand::use(s), Operand::use(c), Operand::def_reuse(t, 0)});
+    fb.ret(b, {Operand::use_fixed(t, kRax), Operand::use_fixed(x, kXmm0)});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_GE(out.num_spill_slots, 3u) << testing::dump(f, &out);
+}
+
+TEST(RegallocPressure, MoreLiveValuesThanRegisters) {
+    const MachineEnv env = testing::tiny_env(3, 2);
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    std::vector<VReg> v, fv;
+    for (int k = 0; k < 10; ++k) {
+        v.push_back(fb.int_vreg());
+        fb.inst(b, {Operand::def(v.back())});
+        fv.push_back(fb.float_vreg());
+        fb.inst(b, {Operand::def(fv.back())});
+    }
+    VReg acc = v[0], facc = fv[0];
+    for (int k = 1; k < 10; ++k) {
+        const VReg n = fb.int_vreg(), fn = fb.float_vreg();
+        fb.inst(b, {Operand::use(acc), Operand::use(v[k]), Operand::def_reuse(n, 0)});
+        fb.inst(b, {Operand::use(facc), Operand::use_any(fv[k]), Operand::def_reuse(fn, 0)});
+        acc = n;
+        facc = fn;
+    }
+    fb.ret(b, {Operand::use_fixed(acc, PReg(0, RegClass::Int)), Operand::use_fixed(facc, PReg(0, RegClass::Float))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_GE(out.num_spill_slots, 7u);
+    // Any operands are read from their spill slots, not reloaded.
+    bool any_on_stack = false;
+    for (uint32_t i = 0; i < f.num_insts(); ++i)
+        for (uint32_t o = f.operands_begin[i]; o < f.operands_begin[i + 1]; ++o)
+            any_on_stack |= f.operands[o].constraint == Constraint::Any && out.allocs[o].is_stack();
+    EXPECT_TRUE(any_on_stack);
+}
+
+// block0 -> block1 | block2 -> block3(p, q)
+TEST(RegallocBlocks, DiamondWithBlockParameters) {
+    for (const MachineEnv& env : {testing::x64_env(), testing::tiny_env(2, 1)}) {
+        FunctionBuilder fb;
+        const uint32_t b0 = fb.block(), b1 = fb.block(), b2 = fb.block(), b3 = fb.block();
+        const VReg a = fb.int_vreg(), c = fb.int_vreg(), cond = fb.int_vreg(), x = fb.int_vreg(), y = fb.int_vreg(),
+                   r = fb.int_vreg();
+        const VReg p = fb.param(b3), q = fb.param(b3);
+        fb.inst(b0, {Operand::def(a)});
+        fb.inst(b0, {Operand::def(c)});
+        fb.inst(b0, {Operand::def(cond)});
+        fb.branch(b0, cond, b1, {}, b2, {});
+        fb.inst(b1, {Operand::use(a), Operand::use_any(c), Operand::def_reuse(x, 0)});
+        fb.jump(b1, b3, {x, a});
+        fb.inst(b2, {Operand::use(c), Operand::use_any(a), Operand::def_reuse(y, 0)});
+        fb.jump(b2, b3, {c, y});
+        fb.inst(b3, {Operand::use(p), Operand::use_any(q), Operand::def_reuse(r, 0)});
+        fb.ret(b3, {Operand::use_fixed(r, PReg(0, RegClass::Int))});
+        allocate_and_check(fb.finish(), env);
+    }
+}
+
+// A counted loop: block1(i, sum) loops through block2, exits to block3.
+TEST(RegallocBlocks, LoopWithBlockParameters) {
+    for (const MachineEnv& env : {testing::x64_env(), testing::tiny_env(2, 1)}) {
+        FunctionBuilder fb;
+        const uint32_t b0 = fb.block(), b1 = fb.block(1), b2 = fb.block(1), b3 = fb.block();
+        const VReg n = fb.int_vreg(), z = fb.int_vreg();
+        const VReg i = fb.param(b1), s = fb.param(b1);
+        const VReg t = fb.int_vreg(), i2 = fb.int_vreg(), cond = fb.int_vreg();
+        fb.inst(b0, {Operand::def(n)});
+        fb.inst(b0, {Operand::def(z)});
+        fb.jump(b0, b1, {z, z});
+        fb.inst(b1, {Operand::use(s), Operand::use(i), Operand::def_reuse(t, 0)});
+        fb.inst(b1, {Operand::use(i), Operand::use_any(n), Operand::def_reuse(i2, 0)});
+        fb.inst(b1, {Operand::use(i2), Operand::use_any(n), Operand::def(cond)});
+        fb.branch(b1, cond, b2, {}, b3, {});
+        fb.jump(b2, b1, {i2, t});
+        fb.ret(b3, {Operand::use_fixed(t, PReg(0, RegClass::Int))});
+        allocate_and_check(fb.finish(), env);
+    }
+}
+
+// block1(x, y, z) jumps back with the parameters rotated (or swapped).
+Function rotation_loop(size_t n, bool call_in_loop, const MachineEnv& env, uint32_t* latch_jump) {
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block(1), b2 = fb.block(1), b3 = fb.block();
+    std::vector<VReg> init, params;
+    for (size_t k = 0; k < n; ++k) {
+        init.push_back(fb.int_vreg());
+        fb.inst(b0, {Operand::def(init.back())});
+    }
+    for (size_t k = 0; k < n; ++k) params.push_back(fb.param(b1));
+    const VReg cond = fb.int_vreg();
+    fb.jump(b0, b1, init);
+    fb.inst(b1, {Operand::def(cond)});
+    if (call_in_loop) {
+        PRegSet all;
+        for (PReg r : env.allocatable[0]) all.add(r);
+        fb.inst(b1, {Operand::use_any(params[0])}, 0, all);
+    }
+    fb.branch(b1, cond, b2, {}, b3, {});
+    std::vector<VReg> rotated(params.begin() + 1, params.end());
+    rotated.push_back(params[0]);
+    *latch_jump = fb.inst_index(b2, 0);
+    fb.jump(b2, b1, rotated);
+    VReg acc = params[0];
+    for (size_t k = 1; k < n; ++k) {
+        const VReg s = fb.int_vreg();
+        fb.inst(b3, {Operand::use(acc), Operand::use_any(params[k]), Operand::def_reuse(s, 0)});
+        acc = s;
+    }
+    fb.ret(b3, {Operand::use_fixed(acc, env.allocatable[0][0])});
+    return fb.finish();
+}
+
+bool uses_scratch(const Output& out, ProgPoint p, PReg scratch) {
+    for (const Edit& e : out.edits)
+        if (e.point == p && (e.from == Allocation::reg(scratch) || e.to == Allocation::reg(scratch))) return true;
+    return false;
+}
+
+TEST(RegallocBlocks, SwapCycleGoesThroughScratch) {
+    const MachineEnv env = testing::x64_env();
+    uint32_t latch = 0;
+    const Function f = rotation_loop(2, false, env, &latch);
+    const Output out = allocate_and_check(f, env);
+    EXPECT_TRUE(uses_scratch(out, ProgPoint::before(latch), kR11)) << testing::dump(f, &out);
+}
+
+TEST(RegallocBlocks, ThreeCycleGoesThroughScratch) {
+    const MachineEnv env = testing::x64_env();
+    uint32_t latch = 0;
+    const Function f = rotation_loop(3, false, env, &latch);
+    const Output out = allocate_and_check(f, env);
+    EXPECT_TRUE(uses_scratch(out, ProgPoint::before(latch), kR11)) << testing::dump(f, &out);
+    EXPECT_EQ(edits_at(out, ProgPoint::before(latch)), 4u) << "a 3-cycle takes four moves";
+}
+
+TEST(RegallocBlocks, CyclesThroughSpillSlots) {
+    // A call clobbering everything keeps the parameters on the stack, so the
+    // rotation is a cycle of stack slots: through the scratch register and an
+    // extra slot, never stack to stack.
+    for (size_t n : {2, 3, 5}) {
+        const MachineEnv env = testing::tiny_env(2, 1);
+        uint32_t latch = 0;
+        const Function f = rotation_loop(n, true, env, &latch);
+        const Output out = allocate_and_check(f, env);
+        EXPECT_GE(out.num_spill_slots, n);
+    }
+}
+
+TEST(RegallocBlocks, DeadParametersAndResults) {
+    const MachineEnv env = testing::tiny_env(2, 1);
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block();
+    const VReg a = fb.int_vreg(), dead = fb.int_vreg(), p = fb.param(b1), q = fb.param(b1);
+    fb.inst(b0, {Operand::def(a)});
+    fb.inst(b0, {def_any(dead)});
+    fb.jump(b0, b1, {a, a});
+    fb.ret(b1, {Operand::use_fixed(q, PReg(0, RegClass::Int))});
+    (void)p;
+    allocate_and_check(fb.finish(), env);
+}
+
+TEST(RegallocBlocks, LoopDepthKeepsTheHotValueInARegister) {
+    // With two registers, `hot` (used in a depth-2 loop) and `cold` (used
+    // once after the loop) compete; the cold one is spilled.
+    const MachineEnv env = testing::tiny_env(2, 1);
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block(2), b2 = fb.block(2), b3 = fb.block();
+    const VReg hot = fb.int_vreg(), cold = fb.int_vreg(), i = fb.param(b1), i2 = fb.int_vreg(), r = fb.int_vreg();
+    fb.inst(b0, {Operand::def(cold)});
+    fb.inst(b0, {Operand::def(hot)});
+    fb.jump(b0, b1, {hot});
+    fb.inst(b1, {Operand::use(i), Operand::use(hot), Operand::def_reuse(i2, 0)});
+    fb.branch(b1, i2, b2, {}, b3, {});
+    fb.jump(b2, b1, {i2});
+    fb.inst(b3, {Operand::use(i2), Operand::use(cold), Operand::def_reuse(r, 0)});
+    fb.ret(b3, {Operand::use_fixed(r, PReg(0, RegClass::Int))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    for (const Edit& e : out.edits) {
+        const uint32_t inst = e.point.inst();
+        const bool in_loop = inst >= f.block_insts_begin[b1] && inst < f.block_insts_begin[b3];
+        EXPECT_FALSE(in_loop && e.from.is_stack()) << "a reload inside the loop\n" << testing::dump(f, &out);
+    }
+}
+
+// --- Errors ------------------------------------------------------------------
+
+TEST(RegallocErrors, CriticalEdge) {
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block(), b2 = fb.block();
+    const VReg c = fb.int_vreg();
+    fb.inst(b0, {Operand::def(c)});
+    fb.branch(b0, c, b1, {}, b2, {});
+    fb.jump(b1, b2);
+    fb.ret(b2, {});
+    EXPECT_NE(allocate_error(fb.finish(), testing::x64_env()).find("critical edge"), std::string::npos);
+}
+
+TEST(RegallocErrors, MalformedSsa) {
+    {
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg v = fb.int_vreg();
+        fb.inst(b, {Operand::def(v)});
+        fb.inst(b, {Operand::def(v)});
+        fb.ret(b, {});
+        EXPECT_NE(allocate_error(fb.finish(), testing::x64_env()).find("defined twice"), std::string::npos);
+    }
+    {
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg v = fb.int_vreg();
+        fb.ret(b, {Operand::use_fixed(v, kRax)});
+        EXPECT_NE(allocate_error(fb.finish(), testing::x64_env()).find("never defined"), std::string::npos);
+    }
+    {  // defined on one side of a diamond, used after it
+        FunctionBuilder fb;
+        const uint32_t b0 = fb.block(), b1 = fb.block(), b2 = fb.block(), b3 = fb.block();
+        const VReg c = fb.int_vreg(), v = fb.int_vreg();
+        fb.inst(b0, {Operand::def(c)});
+        fb.branch(b0, c, b1, {}, b2, {});
+        fb.inst(b1, {Operand::def(v)});
+        fb.jump(b1, b3);
+        fb.jump(b2, b3);
+        fb.ret(b3, {Operand::use_fixed(v, kRax)});
+        EXPECT_NE(allocate_error(fb.finish(), testing::x64_env()).find("does not dominate"), std::string::npos);
+    }
+    {
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        fb.param(b);
+        fb.ret(b, {});
+        EXPECT_NE(allocate_error(fb.finish(), testing::x64_env()).find("entry block has parameters"), std::string::npos);
+    }
+}
+
+TEST(RegallocErrors, ImpossibleConstraints) {
+    const MachineEnv env = testing::tiny_env(2, 1);
+    {  // three register operands, two registers
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg(), y = fb.int_vreg(), z = fb.int_vreg(), w = fb.int_vreg();
+        for (VReg v : {x, y, z}) fb.inst(b, {Operand::def(v)});
+        fb.inst(b, {Operand::use(x), Operand::use(y), Operand::use(z), Operand::def(w)});
+        fb.ret(b, {Operand::use_fixed(w, PReg(0, RegClass::Int))});
+        EXPECT_NE(allocate_error(fb.finish(), env).find("more values need registers"), std::string::npos);
+    }
+    {  // two vregs fixed to one register at once
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg(), y = fb.int_vreg();
+        fb.inst(b, {Operand::def(x)});
+        fb.inst(b, {Operand::def(y)});
+        fb.inst(b, {Operand::use_fixed(x, PReg(0, RegClass::Int)), Operand::use_fixed(y, PReg(0, RegClass::Int))});
+        fb.ret(b, {});
+        EXPECT_NE(allocate_error(fb.finish(), env).find("fixed to one register"), std::string::npos);
+    }
+    {  // a Late use fixed to a register the instruction clobbers
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg();
+        fb.inst(b, {Operand::def(x)});
+        PRegSet clob;
+        clob.add(PReg(0, RegClass::Int));
+        fb.inst(b, {use_fixed_late(x, PReg(0, RegClass::Int))}, 0, clob);
+        fb.ret(b, {});
+        EXPECT_NE(allocate_error(fb.finish(), env).find("required by two operands"), std::string::npos);
+    }
+    {  // fixed to the scratch register
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg();
+        fb.inst(b, {Operand::def(x)});
+        fb.ret(b, {Operand::use_fixed(x, env.scratch[0])});
+        EXPECT_NE(allocate_error(fb.finish(), env).find("scratch"), std::string::npos);
+    }
+    {  // Reuse of a Late use
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg(), y = fb.int_vreg();
+        fb.inst(b, {Operand::def(x)});
+        fb.inst(b, {Operand::use_late(x), Operand::def_reuse(y, 0)});
+        fb.ret(b, {});
+        EXPECT_NE(allocate_error(fb.finish(), env).find("Reuse"), std::string::npos);
+    }
+    {  // a jump with an operand into a block with two predecessors
+        FunctionBuilder fb;
+        const uint32_t b0 = fb.block(), b1 = fb.block(), b2 = fb.block(), b3 = fb.block();
+        const VReg c = fb.int_vreg();
+        fb.inst(b0, {Operand::def(c)});
+        fb.branch(b0, c, b1, {}, b2, {});
+        fb.inst(b1, {Operand::use(c)}, inst_flags::kTerminator);  // a jump that reads c
+        fb.jump(b2, b3);
+        fb.ret(b3, {});
+        Function f = fb.finish();
+        // Make block1's only instruction its jump to block3.
+        f.succs.insert(f.succs.begin() + f.succs_begin[2], b3);
+        for (uint32_t b = 2; b < f.succs_begin.size(); ++b) ++f.succs_begin[b];
+        f.branch_args_begin.push_back(f.branch_args_begin.back());
+        f.preds.insert(f.preds.begin() + f.preds_begin[3], b1);
+        ++f.preds_begin[4];
+        EXPECT_NE(allocate_error(f, env).find("jump with operands"), std::string::npos) << testing::dump(f);
+    }
+}
+
+}  // namespace
+}  // namespace heron::ra
