@@ -148,9 +148,12 @@ public:
 
 private:
     void grow(size_t n) {
-        size_t cap = elems_.size() * 2;
-        if (cap < n) cap = n;
-        elems_.reserve(cap);
+        // Double the capacity, not the size: reserving 2 * size() on every
+        // one-element growth would reallocate each time (quadratic).
+        if (n > elems_.capacity()) {
+            size_t cap = elems_.capacity() * 2;
+            elems_.reserve(cap < n ? n : cap);
+        }
         elems_.resize(n, default_);
     }
     std::vector<V> elems_;
