@@ -92,7 +92,6 @@ std::string TypeSet::describe() const {
 
 /// Whether print_inst can print `d` (it indexes name tables by code).
 bool printable(const InstructionData& d) {
-    if (static_cast<unsigned>(d.opcode) >= kNumOpcodes) return false;
     if (d.format() == InstructionFormat::IntCompare) return d.code < kNumIntCC;
     if (d.format() == InstructionFormat::FloatCompare) return d.code < kNumFloatCC;
     return true;
@@ -368,10 +367,6 @@ void Verifier::verify_block(Block b) {
             continue;
         }
         const Opcode op = dfg_[inst].opcode;
-        if (static_cast<unsigned>(op) >= kNumOpcodes) {
-            inst_error(inst, "invalid opcode " + std::to_string(static_cast<unsigned>(op)));
-            continue;
-        }
         const bool at_end = inst == *last;
         if (is_terminator(op) && !at_end) {
             inst_error(inst, "terminator " + name(inst) + " is not at the end of " + b.to_string());
@@ -829,6 +824,8 @@ Type Verifier::type_of(Value v) const {
     return r.is_valid() ? dfg_.value_type(r) : Type();
 }
 
+// As DataFlowGraph::ctrl_typevar, but through aliases (the parser leaves an
+// alias's own type unset) and with the constants' fixed types.
 Type Verifier::ctrl_type(Inst inst) const {
     const InstructionData& d = dfg_[inst];
     const OpcodeInfo& info = opcode_info(d.opcode);

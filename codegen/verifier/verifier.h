@@ -16,14 +16,20 @@ struct VerifierError {
     std::optional<Block> block;  // the block it is in (or the offending block)
     std::string message;         // e.g. "v7 used in block4 is not dominated by its definition in block6"
 
-    /// "inst5 (v7 = iadd v3, v6) in block4: message" — the context the
-    /// tools print.
+    /// Where, as the tools print it before the message: "inst5 (v7 = iadd
+    /// v3, v6) in block4" for an instruction, "block4" for a block, empty
+    /// for declarations (signatures, stack slots, aliases), whose message
+    /// names them. File tests place an error on its instruction's line,
+    /// else its block's, else the function's.
     std::string context;
 };
 
 using VerifierErrors = std::vector<VerifierError>;
 
-/// Verifies `func`; returns true when it is valid. Errors are appended.
+/// Verifies `func`; returns true when it is valid. Errors are appended, in
+/// order: declarations, then blocks in layout order, each block's
+/// instructions in order. Never aborts on dangling references or a
+/// malformed layout.
 bool verify_function(const Function& func, VerifierErrors& errors);
 
 /// All errors joined one per line, for tools and test failure messages.
