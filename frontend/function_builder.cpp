@@ -53,11 +53,10 @@ std::optional<FrontendError> FunctionBuilder::check_block(Block block, const cha
                                                        "): the function has no such block");
 }
 
-std::optional<FrontendError> FunctionBuilder::check_var(Variable var, const char* what) const {
+FrontendError FunctionBuilder::var_error(Variable var, const char* what) const {
     if (finalized_) {
         return FrontendError::make(Kind::AlreadyFinalized, std::string(what) + ": the builder was finalized");
     }
-    if (var.is_valid() && var.index() < ctx_.num_vars_ && ctx_.var_types_[var].is_valid()) return std::nullopt;
     std::string msg = std::string(what) + "(" + var.to_string() + "): " + var.to_string() + " was never declared";
     if (current_) msg += " (in " + current_->to_string() + ")";
     return FrontendError::make(Kind::UndeclaredVariable, std::move(msg), current_, var);
@@ -185,29 +184,29 @@ Type FunctionBuilder::var_type(Variable var) const {
 }
 
 Result<void> FunctionBuilder::try_def_var(Variable var, Value value) {
-    if (auto e = check_var(var, "def_var")) return std::move(*e);
-    std::string where = current_ ? " (in " + current_->to_string() + ")" : std::string();
-    if (!value.is_valid() || !func.dfg.value_is_valid(value)) {
+    if (!var_usable(var)) [[unlikely]] return var_error(var, "def_var");
+    auto where = [&] { return current_ ? " (in " + current_->to_string() + ")" : std::string(); };
+    if (!value.is_valid() || !func.dfg.value_is_valid(value)) [[unlikely]] {
         return FrontendError::make(Kind::InvalidValue,
                                    "def_var(" + var.to_string() + ", " + value.to_string() +
-                                       "): the function has no such value" + where,
+                                       "): the function has no such value" + where(),
                                    current_, var);
     }
     Type want = ctx_.var_types_[var];
     Type got = func.dfg.value_type(value);
-    if (want != got) {
+    if (want != got) [[unlikely]] {
         return FrontendError::make(Kind::WrongVariableType,
                                    "def_var(" + var.to_string() + ", " + value.to_string() + "): " +
                                        value.to_string() + " is " + type_text(got) + " but " + var.to_string() +
-                                       " was declared " + type_text(want) + where,
+                                       " was declared " + type_text(want) + where(),
                                    current_, var);
     }
-    if (!current_) {
+    if (!current_) [[unlikely]] {
         return FrontendError::make(Kind::NoCurrentBlock,
                                    "def_var(" + var.to_string() + "): no current block (switch_to_block first)",
                                    std::nullopt, var);
     }
-    if (std::as_const(ctx_.status_)[*current_] == BlockStatus::Filled) {
+    if (std::as_const(ctx_.status_)[*current_] == BlockStatus::Filled) [[unlikely]] {
         return FrontendError::make(Kind::InstAfterTerminator,
                                    "def_var(" + var.to_string() + ") in " + current_->to_string() +
                                        " after its terminator",
@@ -222,7 +221,7 @@ void FunctionBuilder::def_var(Variable var, Value value) {
 }
 
 Result<Value> FunctionBuilder::try_use_var(Variable var) {
-    if (auto e = check_var(var, "use_var")) return std::move(*e);
+    if (!var_usable(var)) [[unlikely]] return var_error(var, "use_var");
     if (!current_) {
         return FrontendError::make(Kind::NoCurrentBlock,
                                    "use_var(" + var.to_string() + "): no current block (switch_to_block first)",
@@ -250,26 +249,25 @@ Inst FunctionBuilder::build_inst(const InstructionData& data, Type ctrl) {
     DataFlowGraph& dfg = func.dfg;
     Inst inst = dfg.make_inst(data);
     dfg.make_inst_results(inst, ctrl);
-    std::string op(opcode_name(data.opcode));
-    if (finalized_) {
-        record(FrontendError::make(Kind::AlreadyFinalized, "`" + op + "` built after finalize"));
-        return inst;
-    }
-    if (!current_) {
-        record(FrontendError::make(Kind::NoCurrentBlock, "`" + op + "` built with no current block (switch_to_block first)"));
+    const bool misplaced = finalized_ || !current_ || ctx_.status_[*current_] == BlockStatus::Filled;
+    if (misplaced) [[unlikely]] {
+        std::string op = "`" + std::string(opcode_name(data.opcode)) + "`";
+        if (finalized_) {
+            record(FrontendError::make(Kind::AlreadyFinalized, op + " built after finalize"));
+        } else if (!current_) {
+            record(FrontendError::make(Kind::NoCurrentBlock, op + " built with no current block (switch_to_block first)"));
+        } else {
+            record(FrontendError::make(Kind::InstAfterTerminator,
+                                       current_->to_string() + ": " + op + " appended after the block's terminator",
+                                       current_));
+        }
         return inst;
     }
     Block block = *current_;
-    if (ctx_.status_[block] == BlockStatus::Filled) {
-        record(FrontendError::make(Kind::InstAfterTerminator,
-                                   block.to_string() + ": `" + op + "` appended after the block's terminator",
-                                   block));
-        return inst;
-    }
     func.layout.append_inst(inst, block);
-    ctx_.status_[block] = BlockStatus::Partial;
-    if (is_branch(data.opcode)) declare_successors(inst, block);
-    if (is_terminator(data.opcode)) ctx_.status_[block] = BlockStatus::Filled;
+    const OpcodeInfo& info = opcode_info(data.opcode);
+    if (info.flags & opflags::BRANCH) declare_successors(inst, block);
+    ctx_.status_[block] = (info.flags & opflags::TERM) ? BlockStatus::Filled : BlockStatus::Partial;
     return inst;
 }
 
@@ -277,12 +275,21 @@ Inst FunctionBuilder::build_inst(const InstructionData& data, Type ctrl) {
 // branch names it several times (brif to one block twice, br_table entries).
 void FunctionBuilder::declare_successors(Inst branch, Block from) {
     DataFlowGraph& dfg = func.dfg;
-    if (++ctx_.dest_gen_ == 0) {
-        ctx_.dest_mark_.clear();
-        ctx_.dest_gen_ = 1;
-    }
-    uint32_t gen = ctx_.dest_gen_;
     const InstructionData& data = dfg[branch];
+    const ValueListPool& pool = dfg.value_lists;
+    switch (data.opcode) {
+    case Opcode::Jump:
+        declare_successor(data.dests[0].block(pool), from, branch);
+        return;
+    case Opcode::Brif: {
+        Block then = data.dests[0].block(pool), orelse = data.dests[1].block(pool);
+        declare_successor(then, from, branch);
+        if (orelse != then) declare_successor(orelse, from, branch);
+        return;
+    }
+    default:
+        break;
+    }
     if (data.opcode == Opcode::BrTable) {
         JumpTable jt = data.jump_table();
         if (!dfg.jump_tables.is_valid(jt)) {
@@ -300,26 +307,37 @@ void FunctionBuilder::declare_successors(Inst branch, Block from) {
         }
         ctx_.jt_used_[jt] = 1;
     }
-    const ValueListPool& pool = dfg.value_lists;
+    // A table may name a block many times: mark what was declared.
+    if (++ctx_.dest_gen_ == 0) {
+        ctx_.dest_mark_.clear();
+        ctx_.dest_gen_ = 1;
+    }
+    const uint32_t gen = ctx_.dest_gen_;
     for (const BlockCall& call : dfg.branch_destinations(branch)) {
         Block dest = call.block(pool);
-        if (!dfg.block_is_valid(dest)) {
-            record(FrontendError::make(Kind::InvalidBlock,
-                                       from.to_string() + ": branch to " + dest.to_string() + ", which does not exist",
-                                       from));
-            continue;
+        if (dest.is_valid() && dfg.block_is_valid(dest)) {
+            if (ctx_.dest_mark_[dest] == gen) continue;
+            ctx_.dest_mark_[dest] = gen;
         }
-        if (ctx_.dest_mark_[dest] == gen) continue;
-        ctx_.dest_mark_[dest] = gen;
-        if (ctx_.ssa_.is_sealed(dest)) {
-            record(FrontendError::make(Kind::BranchToSealedBlock,
-                                       from.to_string() + ": branch to " + dest.to_string() + " after " +
-                                           dest.to_string() + " was sealed",
-                                       dest));
-            continue;
-        }
-        ctx_.ssa_.declare_block_predecessor(dest, from, branch);
+        declare_successor(dest, from, branch);
     }
+}
+
+void FunctionBuilder::declare_successor(Block dest, Block from, Inst branch) {
+    if (!dest.is_valid() || !func.dfg.block_is_valid(dest)) [[unlikely]] {
+        record(FrontendError::make(Kind::InvalidBlock,
+                                   from.to_string() + ": branch to " + dest.to_string() + ", which does not exist",
+                                   from));
+        return;
+    }
+    if (ctx_.ssa_.is_sealed(dest)) [[unlikely]] {
+        record(FrontendError::make(Kind::BranchToSealedBlock,
+                                   from.to_string() + ": branch to " + dest.to_string() + " after " + dest.to_string() +
+                                       " was sealed",
+                                   dest));
+        return;
+    }
+    ctx_.ssa_.declare_block_predecessor(dest, from, branch);
 }
 
 // --- state ----------------------------------------------------------------------------

@@ -49,11 +49,11 @@ private:
     enum class BlockStatus : uint8_t { Empty, Partial, Filled };
 
     SSABuilder ssa_;
-    SecondaryMap<Block, BlockStatus> status_;
-    SecondaryMap<Variable, Type> var_types_;
+    DenseTable<Block, BlockStatus> status_;
+    DenseTable<Variable, Type> var_types_;
     uint32_t num_vars_ = 0;
-    SecondaryMap<JumpTable, uint8_t> jt_used_;
-    SecondaryMap<Block, uint32_t> dest_mark_;
+    DenseTable<JumpTable, uint8_t> jt_used_;
+    DenseTable<Block, uint32_t> dest_mark_;
     uint32_t dest_gen_ = 0;
 };
 
@@ -155,9 +155,14 @@ private:
 
     Inst build_inst(const InstructionData& data, Type ctrl);
     void declare_successors(Inst branch, Block from);
+    void declare_successor(Block dest, Block from, Inst branch);
     void record(FrontendError err);
     std::optional<FrontendError> check_block(Block block, const char* what) const;
-    std::optional<FrontendError> check_var(Variable var, const char* what) const;
+    /// Declared (declare_var never leaves a variable untyped) and not finalized.
+    bool var_usable(Variable var) const {
+        return !finalized_ && var.is_valid() && var.index() < ctx_.num_vars_;
+    }
+    FrontendError var_error(Variable var, const char* what) const;
     bool has_ssa_params(Block block) const;
     Value placeholder(Type ty);
 

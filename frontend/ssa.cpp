@@ -3,6 +3,8 @@
 // for the cases; this file is the machine and its bookkeeping.
 #include "frontend/ssa.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "codegen/ir/cursor.h"
@@ -11,6 +13,11 @@ namespace heron {
 
 namespace {
 constexpr uint32_t kNone = ~uint32_t{0};
+// The definition of a variable in a sealed block whose predecessors are
+// being looked up (Braun et al. 2013, section 3.1, marker algorithm): a
+// lookup that finds it came around a cycle and makes the block parameter
+// then. Blocks on no cycle never get one unless their predecessors differ.
+constexpr Value kMark(~uint32_t{0} - 1);
 }  // namespace
 
 // --- DefTable ----------------------------------------------------------------
@@ -28,35 +35,45 @@ void DefTable::clear() {
     gen_ = 1;
 }
 
-uint32_t DefTable::slot_of(uint64_t key) const {
+uint32_t DefTable::slot_of(uint32_t var, uint32_t hi) const {
+    uint64_t key = (uint64_t{var} << 32) | hi;
     return static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
 }
 
 PackedOption<Value> DefTable::get(Variable var, Block block) const {
-    uint64_t key = (uint64_t{var.index()} << 32) | block.index();
-    uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
-    for (uint32_t i = slot_of(key);; i = (i + 1) & mask) {
+    const uint32_t hi = block.index() / kPerSlot, lo = block.index() % kPerSlot;
+    const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
+    for (uint32_t i = slot_of(var.index(), hi);; i = (i + 1) & mask) {
         const Slot& s = slots_[i];
         if (s.gen != gen_) return std::nullopt;
-        if (s.var == var.index() && s.block == block.index()) return Value(s.value);
+        if (s.var == var.index() && s.hi == hi) {
+            uint32_t v = s.values[lo];
+            return v == Value::kReserved ? PackedOption<Value>() : PackedOption<Value>(Value(v));
+        }
     }
 }
 
 void DefTable::set(Variable var, Block block, Value value) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    uint64_t key = (uint64_t{var.index()} << 32) | block.index();
-    uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
-    for (uint32_t i = slot_of(key);; i = (i + 1) & mask) {
-        Slot& s = slots_[i];
-        if (s.gen != gen_) {
-            s = Slot{var.index(), block.index(), value.index(), gen_};
+    const uint32_t hi = block.index() / kPerSlot, lo = block.index() % kPerSlot;
+    for (;;) {
+        const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
+        for (uint32_t i = slot_of(var.index(), hi);; i = (i + 1) & mask) {
+            Slot& s = slots_[i];
+            if (s.gen == gen_) {
+                if (s.var != var.index() || s.hi != hi) continue;
+                s.values[lo] = value.index();
+                return;
+            }
+            if ((size_ + 1) * 2 > slots_.size()) break;  // grow first, then claim
+            s.var = var.index();
+            s.hi = hi;
+            s.gen = gen_;
+            std::fill(std::begin(s.values), std::end(s.values), Value::kReserved);
+            s.values[lo] = value.index();
             ++size_;
             return;
         }
-        if (s.var == var.index() && s.block == block.index()) {
-            s.value = value.index();
-            return;
-        }
+        grow();
     }
 }
 
@@ -64,9 +81,12 @@ void DefTable::grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(old.size() * 2, Slot{});
     --shift_;
-    size_ = 0;
+    const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
     for (const Slot& s : old) {
-        if (s.gen == gen_) set(Variable(s.var), Block(s.block), Value(s.value));
+        if (s.gen != gen_) continue;
+        uint32_t i = slot_of(s.var, s.hi);
+        while (slots_[i].gen == gen_) i = (i + 1) & mask;
+        slots_[i] = s;
     }
 }
 
@@ -102,14 +122,22 @@ void SSABuilder::declare_block_predecessor(Block dest, Block pred, Inst branch) 
 }
 
 void SSABuilder::def_var(Variable var, Value value, Block block) {
-    defs_.set(var, block, value);
-    last_def_[var] = LastDef{block, value};
+    // The newest definition of each variable lives in last_def_ only; the
+    // table gets it when a definition in another block replaces it. So a
+    // block redefining a variable again and again costs no hashing.
+    LastDef& last = last_def_[var];
+    if (last.block != block && last.block) defs_.set(var, *last.block, *last.value);
+    last = LastDef{block, value};
+}
+
+PackedOption<Value> SSABuilder::raw_def(Variable var, Block block) const {
+    const LastDef& last = last_def_[var];
+    return last.block == block ? last.value : defs_.get(var, block);
 }
 
 PackedOption<Value> SSABuilder::find_def(Function& func, Variable var, Block block) {
-    const LastDef& last = std::as_const(last_def_)[var];
-    PackedOption<Value> v = last.block == block ? last.value : defs_.get(var, block);
-    if (!v) return v;
+    PackedOption<Value> v = raw_def(var, block);
+    if (!v || *v == kMark) return v;
     return resolve(func.dfg, *v);
 }
 
@@ -158,7 +186,7 @@ Value SSABuilder::run(Function& func, Variable var, Type ty) {
             def_var(var, results_.back(), call.block);
             break;
         case Call::Kind::FinishLookup:
-            finish_lookup(func, var, call.sentinel, call.block);
+            finish_lookup(func, var, ty, call.sentinel, call.block);
             break;
         }
     }
@@ -173,13 +201,22 @@ Value SSABuilder::run(Function& func, Variable var, Type ty) {
 // here in a loop; each block walked gets the found value recorded (the
 // AssignDef calls), so no chain is walked twice for one variable. The walk
 // marks blocks so that a cycle of single-predecessor blocks (only possible
-// in unreachable code) ends in the parameter case, which breaks it.
+// in unreachable code) ends in the several-predecessors case, which breaks
+// it.
 void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block) {
     uint32_t mark = next_walk_mark();
     Block b = block;
     for (;;) {
         if (auto v = find_def(func, var, b)) {
-            results_.push_back(*v);
+            Value found = *v;
+            if (found == kMark) {
+                // Back at a block whose lookup is under way: a cycle. Its
+                // parameter breaks it.
+                found = func.dfg.append_block_param(b, ty);
+                param_var_[found] = var;
+                def_var(var, found, b);
+            }
+            results_.push_back(found);
             return;
         }
         const BlockData& d = std::as_const(blocks_)[b];
@@ -207,13 +244,11 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
         results_.push_back(zero);
         return;
     }
-    // Several predecessors (or a cycle of single ones): the parameter is
-    // recorded as the block's definition before the predecessors are looked
-    // up, so a lookup that comes back around the cycle finds it.
-    Value param = func.dfg.append_block_param(b, ty);
-    param_var_[param] = var;
-    def_var(var, param, b);
-    begin_lookup(func, var, ty, b, param);
+    // Several predecessors (or a cycle of single ones): look them all up,
+    // with the block marked so that a lookup coming back around a cycle
+    // makes the parameter (and stops there).
+    def_var(var, kMark, b);
+    begin_lookup(func, var, ty, b, Value());
 }
 
 void SSABuilder::begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel) {
@@ -227,11 +262,18 @@ void SSABuilder::begin_lookup(Function& func, Variable var, Type ty, Block block
 }
 
 // The results of every predecessor of `dest` are on top of the result stack,
-// in predecessor order. Either they differ (the parameter stays and each
-// branch passes its value) or they are all one value or the parameter itself
-// (the parameter goes away and becomes an alias of that value, or of a zero
-// constant if nothing but the parameter itself reaches it).
-void SSABuilder::finish_lookup(Function& func, Variable var, Value sentinel, Block dest) {
+// in predecessor order. `sentinel` is the parameter made for this lookup
+// (at seal_block), or none: then a cycle may have made one meanwhile (the
+// block's definition is no longer the mark). Either the results differ (a
+// parameter is needed; each branch passes its value) or they are all one
+// value or the parameter itself (no parameter: an existing one goes away
+// and becomes an alias of that value, or of a zero constant if nothing but
+// the parameter itself reaches it).
+void SSABuilder::finish_lookup(Function& func, Variable var, Type ty, Value sentinel, Block dest) {
+    if (!sentinel.is_valid()) {
+        PackedOption<Value> cur = raw_def(var, dest);
+        if (cur && *cur != kMark) sentinel = *cur;
+    }
     uint32_t n = num_predecessors(dest);
     HERON_ASSERT(results_.size() >= n);
     size_t base = results_.size() - n;
@@ -245,15 +287,31 @@ void SSABuilder::finish_lookup(Function& func, Variable var, Value sentinel, Blo
         same = r;
     }
     if (several) {
+        if (!sentinel.is_valid()) {
+            sentinel = func.dfg.append_block_param(dest, ty);
+            param_var_[sentinel] = var;
+        }
         append_branch_args(func, dest, std::span<const Value>(results_.data() + base, n));
         results_.resize(base);
         results_.push_back(sentinel);
+        settle_def(var, dest, sentinel, sentinel);
         return;
     }
     results_.resize(base);
-    if (!same.is_valid()) same = make_zero(func, var, func.dfg.value_type(sentinel), dest);
-    remove_param(func, dest, sentinel, same);
+    if (!same.is_valid()) same = make_zero(func, var, ty, dest);
+    if (sentinel.is_valid()) remove_param(func, dest, sentinel, same);
+    settle_def(var, dest, sentinel, same);
     results_.push_back(same);
+}
+
+// The block's definition becomes `value` if it still is the mark or the
+// parameter; a definition the embedder made later in the block (after a
+// use that made a parameter while the block was unsealed) stays.
+void SSABuilder::settle_def(Variable var, Block block, Value param, Value value) {
+    PackedOption<Value> cur = raw_def(var, block);
+    if (cur == PackedOption<Value>(kMark) || (param.is_valid() && cur == PackedOption<Value>(param))) {
+        def_var(var, value, block);
+    }
 }
 
 void SSABuilder::append_branch_args(Function& func, Block dest, std::span<const Value> args) {

@@ -59,22 +59,58 @@ struct SideEffects {
     void clear() { undefined_reads.clear(); }
 };
 
-/// The definitions of every (variable, block) pair: open addressing with
-/// linear probing. Slots carry the generation they were written in, so
-/// clear() is O(1) and keeps the memory.
+/// A dense side table like SecondaryMap, but growing its size
+/// geometrically: the frontend touches a new block or value at almost every
+/// call, and growing one element at a time costs more than the lookup.
+/// Reading past the end gives the default; clear() keeps the memory.
+template <typename K, typename V>
+class DenseTable {
+public:
+    DenseTable() = default;
+    explicit DenseTable(V dflt) : default_(dflt) {}
+
+    const V& operator[](K k) const { return k.index() < elems_.size() ? elems_[k.index()] : default_; }
+    V& operator[](K k) {
+        if (k.index() >= elems_.size()) [[unlikely]] grow(k.index());
+        return elems_[k.index()];
+    }
+    void clear() { elems_.clear(); }
+
+private:
+    void grow(uint32_t index) {
+        size_t n = elems_.size() * 2;
+        if (n < 64) n = 64;
+        if (n <= index) n = size_t{index} + 1;
+        elems_.resize(n, default_);
+    }
+    std::vector<V> elems_;
+    V default_{};
+};
+
+/// The definitions of every (variable, block) pair. Open addressing with
+/// linear probing over 64-byte slots, each holding one variable's
+/// definitions for kPerSlot consecutive blocks: lookups walk back through
+/// nearby blocks, so most of them stay in one cache line, and memory grows
+/// with the block ranges a variable is used in, never variables x blocks.
+/// Slots carry the generation they were claimed in, so clear() is O(1) and
+/// keeps the memory.
 class DefTable {
 public:
+    static constexpr uint32_t kPerSlot = 13;
+
     DefTable();
     void clear();
     PackedOption<Value> get(Variable var, Block block) const;
     void set(Variable var, Block block, Value value);
+    /// Slots in use.
     uint32_t size() const { return size_; }
 
 private:
-    struct Slot {
-        uint32_t var = 0, block = 0, value = 0, gen = 0;
+    struct alignas(64) Slot {
+        uint32_t var = 0, hi = 0, gen = 0;
+        uint32_t values[kPerSlot] = {};
     };
-    uint32_t slot_of(uint64_t key) const;
+    uint32_t slot_of(uint32_t var, uint32_t hi) const;
     void grow();
 
     std::vector<Slot> slots_;
@@ -160,12 +196,14 @@ private:
         PackedOption<Value> value;
     };
 
+    PackedOption<Value> raw_def(Variable var, Block block) const;
     PackedOption<Value> find_def(Function& func, Variable var, Block block);
     Value resolve(DataFlowGraph& dfg, Value v);
     Value run(Function& func, Variable var, Type ty);
     void use_var_step(Function& func, Variable var, Type ty, Block block);
     void begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel);
-    void finish_lookup(Function& func, Variable var, Value sentinel, Block dest);
+    void finish_lookup(Function& func, Variable var, Type ty, Value sentinel, Block dest);
+    void settle_def(Variable var, Block block, Value param, Value value);
     void append_branch_args(Function& func, Block dest, std::span<const Value> args);
     void remove_param(Function& func, Block block, Value param, Value replacement);
     Value make_zero(Function& func, Variable var, Type ty, Block block);
@@ -174,18 +212,18 @@ private:
     bool unique_incoming(Function& func, Value param, Value& same);
     void add_user(Value used, Value user);
 
-    SecondaryMap<Block, BlockData> blocks_;
+    DenseTable<Block, BlockData> blocks_;
     ListPool<Block> pred_block_pool_;
     ListPool<Inst> pred_inst_pool_;
     ListPool<Value> undef_pool_;
 
     DefTable defs_;
-    SecondaryMap<Variable, LastDef> last_def_;
-    SecondaryMap<Value, Variable> param_var_;  // SSA parameter -> its variable
+    DenseTable<Variable, LastDef> last_def_;
+    DenseTable<Value, Variable> param_var_;  // SSA parameter -> its variable
 
     std::vector<Call> calls_;
     std::vector<Value> results_;
-    SecondaryMap<Block, uint32_t> walk_mark_;
+    DenseTable<Block, uint32_t> walk_mark_;
     uint32_t walk_gen_ = 0;
 
     // remove_redundant_params: users of each SSA parameter as linked lists.
@@ -194,7 +232,7 @@ private:
         uint32_t next;
     };
     std::vector<UserNode> user_nodes_;
-    SecondaryMap<Value, uint32_t> user_head_, user_tail_;
+    DenseTable<Value, uint32_t> user_head_, user_tail_;
     std::vector<Value> worklist_;
 
     SideEffects side_effects_;

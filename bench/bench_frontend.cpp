@@ -1,0 +1,288 @@
+// Frontend building throughput, in IR instructions built per second, with
+// the FunctionBuilderContext reused across iterations as an embedder would:
+//
+//   straight_line       one block of arithmetic, no variables (ins() alone)
+//   straight_line_vars  one block, every operand through use_var / def_var
+//   variable_heavy      diamonds and loops over 32 variables: use_var across
+//                       many blocks, parameters, sealing
+//   chain_lookup/N      a chain of N sealed single-predecessor blocks, each
+//                       reading two variables (one defined in the entry
+//                       only): the cost per lookup must stay flat from 1k to
+//                       1M blocks (a walk that checked the whole chain for
+//                       cycles on every lookup would grow with N);
+//                       chain_no_lookup/N is the same chain without the
+//                       lookups, so the difference per block / 2 is the
+//                       cost of one lookup
+//   stress_100k         100k variables over 100k blocks (diamonds), each
+//                       block using variables of a sliding window plus a few
+//                       used everywhere
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <random>
+
+#include "frontend/function_builder.h"
+#include "frontend/loops.h"
+
+namespace heron {
+namespace {
+
+Signature sig_i64(int params) {
+    Signature sig;
+    for (int i = 0; i < params; ++i) sig.params.push_back(AbiParam(types::I64));
+    sig.returns.push_back(AbiParam(types::I64));
+    return sig;
+}
+
+uint32_t count_insts(const Function& f) { return f.dfg.num_insts(); }
+
+void straight_line(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    FunctionBuilderContext ctx;
+    Function f;
+    uint64_t insts = 0;
+    for (auto _ : state) {
+        f.clear();
+        f.signature = sig_i64(2);
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Value x = b.block_params(entry)[0], y = b.block_params(entry)[1];
+        for (int i = 0; i < n; i += 4) {
+            x = b.ins().iadd(x, y);
+            y = b.ins().imul(y, x);
+            x = b.ins().bxor(x, y);
+            y = b.ins().isub(y, x);
+        }
+        b.ins().return_({x});
+        if (!b.finalize().ok()) state.SkipWithError("finalize failed");
+        insts += count_insts(f);
+    }
+    state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
+}
+BENCHMARK(straight_line)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void straight_line_vars(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    constexpr int kVars = 8;
+    FunctionBuilderContext ctx;
+    Function f;
+    uint64_t insts = 0;
+    for (auto _ : state) {
+        f.clear();
+        f.signature = sig_i64(1);
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Variable v[kVars];
+        for (int i = 0; i < kVars; ++i) {
+            v[i] = b.declare_var(types::I64);
+            b.def_var(v[i], b.block_params(entry)[0]);
+        }
+        for (int i = 0; i < n; ++i) {
+            Value s = b.ins().iadd(b.use_var(v[i % kVars]), b.use_var(v[(i + 3) % kVars]));
+            b.def_var(v[(i + 5) % kVars], s);
+        }
+        b.ins().return_({b.use_var(v[0])});
+        if (!b.finalize().ok()) state.SkipWithError("finalize failed");
+        insts += count_insts(f);
+    }
+    state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
+}
+BENCHMARK(straight_line_vars)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// A program of `units` units over 32 variables; each unit is a diamond
+// (3 new blocks) or, every eighth, a loop (loop scopes) around one. Every
+// block reads two variables and writes one. The choices are drawn once.
+
+void variable_heavy(benchmark::State& state) {
+    const int units = static_cast<int>(state.range(0));
+    const int kVars = static_cast<int>(state.range(1));
+    std::mt19937 rng(7);
+    std::vector<uint8_t> pick(static_cast<size_t>(units) * 16);
+    for (auto& p : pick) p = static_cast<uint8_t>(rng() % kVars);
+    FunctionBuilderContext ctx;
+    Function f;
+    LoopScopes loops;
+    uint64_t insts = 0, blocks = 0;
+    for (auto _ : state) {
+        f.clear();
+        f.signature = sig_i64(1);
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Variable v[64];
+        for (int i = 0; i < kVars; ++i) {
+            v[i] = b.declare_var(types::I64);
+            b.def_var(v[i], b.ins().iadd_imm(b.block_params(entry)[0], i));
+        }
+        size_t k = 0;
+        auto work = [&] {
+            Value s = b.ins().iadd(b.use_var(v[pick[k]]), b.use_var(v[pick[k + 1]]));
+            b.def_var(v[pick[k + 2]], s);
+            k += 3;
+        };
+        auto diamond = [&] {
+            Block then = b.create_block(), orelse = b.create_block(), merge = b.create_block();
+            Value c = b.ins().icmp(IntCC::Slt, b.use_var(v[pick[k]]), b.use_var(v[pick[k + 1]]));
+            k += 2;
+            b.ins().brif(c, then, orelse);
+            b.seal_block(then);
+            b.seal_block(orelse);
+            b.switch_to_block(then);
+            work();
+            b.ins().jump(merge);
+            b.switch_to_block(orelse);
+            work();
+            b.ins().jump(merge);
+            b.seal_block(merge);
+            b.switch_to_block(merge);
+            work();
+        };
+        for (int u = 0; u < units; ++u) {
+            if (u % 8 == 7) {
+                Variable i = v[pick[k++]];
+                (void)loops.begin_loop(b);
+                (void)loops.loop_while(b, b.ins().icmp_imm(IntCC::Slt, b.use_var(i), 100));
+                diamond();
+                b.def_var(i, b.ins().iadd_imm(b.use_var(i), 1));
+                (void)loops.end_loop(b);
+            } else {
+                diamond();
+            }
+        }
+        b.ins().return_({b.use_var(v[0])});
+        if (!b.finalize().ok()) state.SkipWithError("finalize failed");
+        insts += count_insts(f);
+        blocks += f.dfg.num_blocks();
+    }
+    state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
+    state.counters["blocks/s"] = benchmark::Counter(static_cast<double>(blocks), benchmark::Counter::kIsRate);
+}
+BENCHMARK(variable_heavy)->Args({2000, 4})->Args({2000, 8})->Args({2000, 16})->Args({2000, 32})->Unit(benchmark::kMicrosecond);
+
+// `lookups` false builds the same chain with the entry's value used
+// directly: the difference is the cost of the lookups alone.
+template <bool lookups>
+void chain(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    FunctionBuilderContext ctx;
+    Function f;
+    uint64_t count = 0, insts = 0;
+    for (auto _ : state) {
+        f.clear();
+        f.signature = sig_i64(1);
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Value p = b.block_params(entry)[0];
+        Variable x = b.declare_var(types::I64), acc = b.declare_var(types::I64);
+        b.def_var(x, p);
+        b.def_var(acc, p);
+        Value last = p;
+        for (int i = 0; i < n; ++i) {
+            Block next = b.create_block();
+            b.ins().jump(next);
+            b.switch_to_block(next);
+            b.seal_block(next);
+            // x: defined only in the entry; acc: redefined every 16 blocks.
+            if (lookups) {
+                Value s = b.ins().iadd(b.use_var(x), b.use_var(acc));
+                if (i % 16 == 0) b.def_var(acc, s);
+            } else {
+                Value s = b.ins().iadd(p, last);
+                if (i % 16 == 0) last = s;
+            }
+        }
+        b.ins().return_({lookups ? b.use_var(acc) : last});
+        if (!b.finalize().ok()) state.SkipWithError("finalize failed");
+        count += 2 * static_cast<uint64_t>(n);
+        insts += count_insts(f);
+    }
+    state.counters["ns/block"] = benchmark::Counter(static_cast<double>(count) / 2,
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
+}
+void chain_lookup(benchmark::State& state) { chain<true>(state); }
+void chain_no_lookup(benchmark::State& state) { chain<false>(state); }
+BENCHMARK(chain_lookup)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK(chain_no_lookup)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond)->MinTime(2);
+
+void stress_100k(benchmark::State& state) {
+    // 33,334 diamonds (3 blocks each) = 100k blocks; 100k window variables
+    // plus 8 hot ones. Diamond d works on window variables [3d, 3d + 64)
+    // and defines the three entering the window at its top, so every read
+    // has a definition at most a window behind it.
+    constexpr int kWindowVars = 100000, kDiamonds = 33334, kHot = 8, kWindow = 64;
+    std::mt19937 rng(11);
+    std::vector<int> pick(static_cast<size_t>(kDiamonds) * 16);
+    for (auto& p : pick) p = static_cast<int>(rng() % kWindow);
+    FunctionBuilderContext ctx;
+    Function f;
+    std::vector<Variable> w(kWindowVars), hot(kHot);
+    uint64_t insts = 0;
+    for (auto _ : state) {
+        f.clear();
+        f.signature = sig_i64(1);
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Value p = b.block_params(entry)[0];
+        for (auto& x : hot) {
+            x = b.declare_var(types::I64);
+            b.def_var(x, p);
+        }
+        for (int i = 0; i < kWindowVars; ++i) {
+            w[i] = b.declare_var(types::I64);
+            if (i < kWindow) b.def_var(w[i], p);
+        }
+        size_t k = 0;
+        auto local = [&](int d) { return w[std::min(3 * d + pick[k++], kWindowVars - 1)]; };
+        auto work = [&](int d) {
+            Value s = b.ins().iadd(b.use_var(local(d)), b.use_var(hot[pick[k++] % kHot]));
+            b.def_var(local(d), s);
+        };
+        for (int d = 0; d < kDiamonds; ++d) {
+            for (int j = 3 * d + kWindow; j < 3 * d + kWindow + 3 && j < kWindowVars; ++j) {
+                b.def_var(w[j], b.ins().iadd_imm(b.use_var(hot[j % kHot]), j));
+            }
+            Block then = b.create_block(), orelse = b.create_block(), merge = b.create_block();
+            Value c = b.ins().icmp(IntCC::Slt, b.use_var(local(d)), b.use_var(hot[d % kHot]));
+            b.ins().brif(c, then, orelse);
+            b.seal_block(then);
+            b.seal_block(orelse);
+            b.switch_to_block(then);
+            work(d);
+            b.ins().jump(merge);
+            b.switch_to_block(orelse);
+            work(d);
+            b.ins().jump(merge);
+            b.seal_block(merge);
+            b.switch_to_block(merge);
+            work(d);
+        }
+        b.ins().return_({b.use_var(hot[0])});
+        if (!b.finalize().ok()) state.SkipWithError("finalize failed");
+        insts += count_insts(f);
+        state.counters["blocks"] = f.dfg.num_blocks();
+        state.counters["vars"] = kWindowVars + kHot;
+        state.counters["undefined_reads"] = static_cast<double>(b.undefined_reads().size());
+    }
+    state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
+}
+BENCHMARK(stress_100k)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+}  // namespace heron
+
+BENCHMARK_MAIN();
