@@ -132,7 +132,8 @@ struct Context::Impl {
     uint32_t rmq_levels = 0;
 
     // Linear scan.
-    std::vector<std::pair<uint32_t, uint32_t>> unhandled;  // min-heap of (start, interval)
+    std::vector<uint32_t> initial_order;  // one interval per vreg, by start
+    std::vector<std::pair<uint32_t, uint32_t>> unhandled;  // min-heap of (start, interval) of split pieces
     uint32_t active[kNumPRegs];
     std::vector<uint32_t> inactive[kNumPRegs];
     uint32_t fixed_cursor[kNumPRegs];
@@ -141,7 +142,7 @@ struct Context::Impl {
     uint32_t num_splits = 0;
 
     // Resolution.
-    std::vector<uint32_t> piece_begin, pieces;
+    std::vector<uint32_t> piece_begin, pieces, piece_start;  // per vreg, its intervals by start
     struct KeyedEdit {
         uint64_t key;
         Edit edit;
@@ -150,10 +151,12 @@ struct Context::Impl {
     std::vector<Edit> seq;
     ParallelMoves pmoves;
     struct PendingMove {
-        uint32_t point_key;  // ProgPoint bits * 8 + phase
+        uint32_t point_key;  // ProgPoint bits * 4 + phase
         Allocation from, to;
         RegClass cls;
+        uint32_t store_of = kNone;  // a vreg stored from its register to its own slot
     };
+    std::vector<uint32_t> store_count, store_depth;
     std::vector<PendingMove> split_moves;
     uint32_t emergency_slot = kNoSlot;
 

@@ -58,7 +58,8 @@ private:
         s_.unhandled.push_back({iv_[id].start, id});
         std::push_heap(s_.unhandled.begin(), s_.unhandled.end(), std::greater<>());
     }
-    void advance(uint32_t pos);
+    void advance(unsigned cls, uint32_t pos);
+    uint32_t next_unhandled();
     void assign_reg(uint32_t id, unsigned reg) {
         iv_[id].loc = Allocation::reg(PReg::from_index(reg));
         s_.active[reg] = id;
@@ -72,9 +73,10 @@ private:
 
     Context::Impl& s_;
     std::vector<Interval>& iv_;
-    uint32_t position_ = 0;
+    uint32_t position_ = 0;  // start of the current interval
+    uint32_t class_position_[kNumRegClasses] = {};  // where each class's register state was brought to
     std::vector<unsigned> regs_[kNumRegClasses];
-    std::vector<unsigned> all_regs_;
+    size_t initial_next_ = 0;  // s_.initial_order[..initial_next_) have been taken
 };
 
 uint32_t Scan::next_intersection(const Interval& a, const Interval& b) const {
@@ -236,8 +238,13 @@ void Scan::assign_stack(uint32_t id) {
     it.loc = Allocation::stack(slot);
 }
 
-void Scan::advance(uint32_t pos) {
-    for (unsigned r : all_regs_) {
+// Brings the active and inactive sets of one class's registers to `pos`.
+// Classes never compete for registers, so each is advanced only when one of
+// its intervals comes up.
+void Scan::advance(unsigned cls, uint32_t pos) {
+    if (class_position_[cls] == pos) return;
+    class_position_[cls] = pos;
+    for (unsigned r : regs_[cls]) {
         if (s_.active[r] != kNone) {
             Interval& a = iv_[s_.active[r]];
             if (a.end <= pos) {
@@ -431,15 +438,28 @@ void Scan::spill(uint32_t id) {
     push(child);
 }
 
+// The interval that starts first: whole vregs come from a sorted array,
+// split-off pieces from a heap. Returns kNone when both are empty.
+uint32_t Scan::next_unhandled() {
+    const auto& order = s_.initial_order;
+    auto& heap = s_.unhandled;
+    const bool from_order =
+        initial_next_ < order.size() &&
+        (heap.empty() || std::make_pair(iv_[order[initial_next_]].start, order[initial_next_]) < heap.front());
+    if (from_order) return order[initial_next_++];
+    if (heap.empty()) return kNone;
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const uint32_t id = heap.back().second;
+    heap.pop_back();
+    return id;
+}
+
 std::string Scan::run() {
     const MachineEnv& env = *s_.env;
-    all_regs_.clear();
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         regs_[c].clear();
-        for (PReg r : env.allocatable[c]) {
-            regs_[c].push_back(r.index());
-            all_regs_.push_back(r.index());
-        }
+        for (PReg r : env.allocatable[c]) regs_[c].push_back(r.index());
+        class_position_[c] = kNone;
     }
     std::fill(std::begin(s_.active), std::end(s_.active), kNone);
     std::fill(std::begin(s_.fixed_cursor), std::end(s_.fixed_cursor), 0);
@@ -449,18 +469,19 @@ std::string Scan::run() {
     s_.num_slots = 0;
     s_.num_splits = 0;
     s_.unhandled.clear();
-    for (uint32_t id = 0; id < iv_.size(); ++id) s_.unhandled.push_back({iv_[id].start, id});
-    std::make_heap(s_.unhandled.begin(), s_.unhandled.end(), std::greater<>());
+    // Intervals are created in vreg order; order them by start (ties by id).
+    auto& order = s_.initial_order;
+    order.resize(iv_.size());
+    for (uint32_t id = 0; id < iv_.size(); ++id) order[id] = id;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return iv_[a].start != iv_[b].start ? iv_[a].start < iv_[b].start : a < b;
+    });
+    initial_next_ = 0;
 
-    bool first = true;
-    while (!s_.unhandled.empty()) {
-        std::pop_heap(s_.unhandled.begin(), s_.unhandled.end(), std::greater<>());
-        const uint32_t id = s_.unhandled.back().second;
-        s_.unhandled.pop_back();
+    for (uint32_t id = next_unhandled(); id != kNone; id = next_unhandled()) {
         const uint32_t pos = iv_[id].start;
-        assert((first || pos >= position_) && "the scan never goes back");
-        if (first || pos != position_) advance(pos);
-        first = false;
+        assert(pos >= position_ && "the scan never goes back");
+        advance(static_cast<unsigned>(iv_[id].cls), pos);
         position_ = pos;
         advance_cursor(iv_[id], pos);
         if (regs_[static_cast<unsigned>(iv_[id].cls)].empty()) {

@@ -15,6 +15,13 @@
 //   - Fixed defs: copies out of the register at After(i).
 // Phases order the groups at one point; within a group the order comes from
 // the parallel-move sequencer.
+//
+// Spill stores move to the definition (Wimmer and Mössenböck, VEE 2005,
+// section 5): under SSA a vreg's slot holds its value from the first store
+// on, so when a vreg would be stored more than once, or inside a deeper loop
+// than its definition, it is stored once after the definition and every
+// other store of its register to its slot is dropped. A vreg whose first
+// piece already lives in the slot needs no store at all.
 #include <algorithm>
 #include <cassert>
 
@@ -23,9 +30,14 @@
 namespace heron::ra {
 namespace {
 
-constexpr uint32_t kPhaseSplit = 0, kPhaseEdge = 1, kPhaseFixup = 3, kPhaseDefFixup = 0;
+// At one point, moves run in phase order. A block whose only instruction is
+// its jump gets both the moves of its incoming edge (at its start) and those
+// of its outgoing edge (before its terminator) at the same point: the
+// incoming ones must run first, as a separate parallel move.
+constexpr uint32_t kPhaseSplit = 0, kPhaseEdgeIn = 1, kPhaseEdgeOut = 2, kPhaseParamStore = 3, kPhaseFixup = 4;
+constexpr uint32_t kPhaseDefFixup = 0, kPhaseDefStore = 1;  // at After(i)
 
-uint32_t point_key(ProgPoint p, uint32_t phase) { return p.bits * 4 + phase; }
+uint32_t point_key(ProgPoint p, uint32_t phase) { return p.bits * 8 + phase; }
 
 class Resolver {
 public:
@@ -37,6 +49,13 @@ private:
     void add(uint32_t key, Allocation from, Allocation to, RegClass cls) {
         if (from != to) s_.split_moves.push_back({key, from, to, cls});
     }
+    // A move between two pieces of vreg v.
+    void add_own(uint32_t key, uint32_t v, Allocation from, Allocation to, RegClass cls) {
+        if (from == to) return;
+        const bool store = from.is_reg() && to.is_stack();
+        s_.split_moves.push_back({key, from, to, cls, store ? v : kNone});
+    }
+    void stores_at_definitions();
     int reuse_def_of(uint32_t ob, uint32_t oe, uint32_t use_index) const {
         for (uint32_t o = ob; o < oe; ++o)
             if (f_.operands[o].kind == OperandKind::Def && f_.operands[o].constraint == Constraint::Reuse &&
@@ -57,10 +76,10 @@ private:
 Allocation Resolver::loc_at(uint32_t v, uint32_t pos) const {
     const uint32_t b = s_.piece_begin[v], e = s_.piece_begin[v + 1];
     assert(b < e && "a live vreg has at least one piece");
-    const uint32_t* p = std::upper_bound(s_.pieces.data() + b, s_.pieces.data() + e, pos,
-                                         [&](uint32_t x, uint32_t id) { return x < s_.intervals[id].start; });
-    assert(p != s_.pieces.data() + b && "position before the vreg's definition");
-    return s_.intervals[p[-1]].loc;
+    const uint32_t* starts = s_.piece_start.data();
+    const uint32_t k = static_cast<uint32_t>(std::upper_bound(starts + b, starts + e, pos) - starts);
+    assert(k > b && "position before the vreg's definition");
+    return s_.intervals[s_.pieces[k - 1]].loc;
 }
 
 Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
@@ -104,7 +123,7 @@ void Resolver::split_moves() {
             const Interval& b = s_.intervals[s_.pieces[k]];
             if (a.end != b.start || a.loc == b.loc) continue;
             if (s_.block_start(s_.block_of(b.start)) == b.start) continue;  // edge resolution covers it
-            add(point_key(ProgPoint::before(b.start / 4), kPhaseSplit), a.loc, b.loc, b.cls);
+            add_own(point_key(ProgPoint::before(b.start / 4), kPhaseSplit), v, a.loc, b.loc, b.cls);
         }
     }
 }
@@ -118,11 +137,11 @@ void Resolver::edge_moves() {
         for (uint32_t e = f_.succs_begin[q]; e < f_.succs_begin[q + 1]; ++e) {
             const uint32_t t = f_.succs[e];
             const ProgPoint point = at_pred_end ? ProgPoint::before(term) : ProgPoint::before(f_.block_insts_begin[t]);
-            const uint32_t key = point_key(point, kPhaseEdge);
+            const uint32_t key = point_key(point, at_pred_end ? kPhaseEdgeOut : kPhaseEdgeIn);
             const uint32_t to_pos = s_.block_start(t);
             for (uint32_t k = s_.livein_begin[t]; k < s_.livein_begin[t + 1]; ++k) {
                 const uint32_t v = s_.livein[k];
-                add(key, loc_at(v, from_pos), loc_at(v, to_pos), s_.intervals[s_.first_interval[v]].cls);
+                add_own(key, v, loc_at(v, from_pos), loc_at(v, to_pos), s_.intervals[s_.first_interval[v]].cls);
             }
             for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
                 const VReg p = f_.params[f_.params_begin[t] + k];
@@ -168,13 +187,52 @@ void Resolver::fixup_moves() {
     }
 }
 
+void Resolver::stores_at_definitions() {
+    const uint32_t nv = f_.num_vregs;
+    auto& moves = s_.split_moves;
+    s_.store_count.assign(nv, 0);
+    s_.store_depth.assign(nv, 0);
+    for (const auto& m : moves) {
+        if (m.store_of == kNone) continue;
+        ++s_.store_count[m.store_of];
+        const uint32_t d = s_.block_depth[s_.inst_block[m.point_key / 8]];
+        s_.store_depth[m.store_of] = std::max(s_.store_depth[m.store_of], d);
+    }
+    for (uint32_t v = 0; v < nv; ++v) {
+        if (s_.store_count[v] == 0) continue;
+        const Allocation first = s_.intervals[s_.first_interval[v]].loc;
+        const uint32_t def_inst = s_.def_pos[v] / 4;
+        const uint32_t def_block = s_.def_block[v];
+        const bool is_param = s_.def_pos[v] == s_.block_start(def_block);
+        bool hoist = first.is_stack();  // every store would be redundant
+        if (!hoist && (s_.store_count[v] > 1 || s_.store_depth[v] > s_.block_depth[def_block])) {
+            hoist = is_param || def_inst + 1 < f_.block_insts_begin[def_block + 1];
+            if (hoist && is_param) {
+                add(point_key(ProgPoint::before(def_inst), kPhaseParamStore), first,
+                    Allocation::stack(s_.spill_slot[v]), s_.intervals[s_.first_interval[v]].cls);
+            } else if (hoist) {
+                add(point_key(ProgPoint::after(def_inst), kPhaseDefStore), first, Allocation::stack(s_.spill_slot[v]),
+                    s_.intervals[s_.first_interval[v]].cls);
+            }
+        }
+        s_.store_count[v] = hoist ? kNone : 0;  // kNone: drop its other stores
+    }
+    std::erase_if(moves, [&](const Context::Impl::PendingMove& m) {
+        return m.store_of != kNone && s_.store_count[m.store_of] == kNone;
+    });
+}
+
 void Resolver::run(Output& out) {
     const uint32_t nv = f_.num_vregs;
     s_.piece_begin.assign(nv + 1, 0);
     s_.pieces.clear();
+    s_.piece_start.clear();
     for (uint32_t v = 0; v < nv; ++v) {
         s_.piece_begin[v] = static_cast<uint32_t>(s_.pieces.size());
-        for (uint32_t p = s_.first_interval[v]; p != kNone; p = s_.intervals[p].next) s_.pieces.push_back(p);
+        for (uint32_t p = s_.first_interval[v]; p != kNone; p = s_.intervals[p].next) {
+            s_.pieces.push_back(p);
+            s_.piece_start.push_back(s_.intervals[p].start);
+        }
     }
     s_.piece_begin[nv] = static_cast<uint32_t>(s_.pieces.size());
 
@@ -183,6 +241,7 @@ void Resolver::run(Output& out) {
     split_moves();
     edge_moves();
     fixup_moves();
+    stores_at_definitions();
 
     auto& moves = s_.split_moves;
     std::stable_sort(moves.begin(), moves.end(),
@@ -197,7 +256,7 @@ void Resolver::run(Output& out) {
         for (; k < moves.size() && moves[k].point_key == key; ++k)
             s_.pmoves.add(moves[k].from, moves[k].to, moves[k].cls);
         ProgPoint point;
-        point.bits = key / 4;
+        point.bits = key / 8;
         s_.pmoves.resolve(*s_.env, point, s_.emergency_slot, num_slots, out.edits);
     }
     out.num_spill_slots = num_slots;
