@@ -223,6 +223,22 @@ public:
 
 /// Allocates registers. Returns an empty string on success, else a message
 /// (malformed input such as a critical edge or a vreg defined twice).
+///
+/// Besides SSA and the absence of critical edges, the input must satisfy:
+///  - every block has at least one instruction; the entry block has no
+///    parameters (arguments arrive through Fixed defs);
+///  - the last instruction of a block with successors defines nothing, and
+///    if the block has one successor and its last instruction has operands,
+///    that successor has no other predecessor (edge moves then go at the
+///    successor's start rather than before the jump);
+///  - a Reuse def names an Early Use of its class; two operands of one
+///    instruction are not fixed to one register unless both are uses of
+///    the same vreg; no operand is fixed to the scratch register; a Late
+///    Use is not fixed to a register the instruction clobbers;
+///  - no instruction needs more registers of a class at once than `env`
+///    has. A Reg use of a vreg that stays live keeps its register through
+///    the whole instruction, so count it against the Late point too.
+/// Edits are never placed at After(last instruction of a block).
 std::string allocate(const Function& func, const MachineEnv& env, Output& out, Context& ctx);
 
 /// Verifies `out` symbolically against `func`: every Use operand's
