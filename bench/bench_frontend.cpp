@@ -1,7 +1,9 @@
 // Frontend building throughput, in IR instructions built per second, with
 // the FunctionBuilderContext reused across iterations as an embedder would:
 //
-//   straight_line       one block of arithmetic, no variables (ins() alone)
+//   straight_line       one block of arithmetic, no variables (ins() alone);
+//                       straight_line_cursor builds it with a bare FuncCursor,
+//                       the IR core's own ceiling
 //   straight_line_vars  one block, every operand through use_var / def_var
 //   variable_heavy      diamonds and loops over 32 variables: use_var across
 //                       many blocks, parameters, sealing
@@ -21,6 +23,7 @@
 #include <algorithm>
 #include <random>
 
+#include "codegen/ir/cursor.h"
 #include "frontend/function_builder.h"
 #include "frontend/loops.h"
 
@@ -63,6 +66,32 @@ void straight_line(benchmark::State& state) {
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
 }
 BENCHMARK(straight_line)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The same code through a bare FuncCursor (no frontend): the ceiling the IR
+// core's DataFlowGraph and Layout set for any builder.
+void straight_line_cursor(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    Function f;
+    uint64_t insts = 0;
+    for (auto _ : state) {
+        f.clear();
+        f.signature = sig_i64(2);
+        FuncCursor cur(f);
+        Block entry = cur.insert_block();
+        Value x = f.dfg.append_block_param(entry, types::I64), y = f.dfg.append_block_param(entry, types::I64);
+        cur.at_bottom(entry);
+        for (int i = 0; i < n; i += 4) {
+            x = cur.ins().iadd(x, y);
+            y = cur.ins().imul(y, x);
+            x = cur.ins().bxor(x, y);
+            y = cur.ins().isub(y, x);
+        }
+        cur.ins().return_({x});
+        insts += count_insts(f);
+    }
+    state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
+}
+BENCHMARK(straight_line_cursor)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 void straight_line_vars(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0));

@@ -146,6 +146,7 @@ PackedOption<Value> SSABuilder::find_def(Function& func, Variable var, Block blo
 // builds alias chains as long as the function, and walking them again for
 // every lookup would be quadratic.
 Value SSABuilder::resolve(DataFlowGraph& dfg, Value v) {
+    if (removed_params_.empty()) return v;  // no aliases made yet
     Value real = dfg.resolve_aliases(v);
     while (v != real && dfg.value_is_alias(v)) {
         Value next(dfg.value_def(v).owner);
@@ -205,10 +206,12 @@ Value SSABuilder::run(Function& func, Variable var, Type ty) {
 // it.
 void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block) {
     uint32_t mark = next_walk_mark();
+    chain_.clear();
     Block b = block;
+    Value found;
     for (;;) {
         if (auto v = find_def(func, var, b)) {
-            Value found = *v;
+            found = *v;
             if (found == kMark) {
                 // Back at a block whose lookup is under way: a cycle. Its
                 // parameter breaks it.
@@ -216,39 +219,44 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
                 param_var_[found] = var;
                 def_var(var, found, b);
             }
-            results_.push_back(found);
-            return;
+            break;
         }
         const BlockData& d = std::as_const(blocks_)[b];
         if (!d.sealed || d.pred_blocks.size(pred_block_pool_) != 1 || walk_mark_[b] == mark) break;
         walk_mark_[b] = mark;
-        calls_.push_back(Call{Call::Kind::AssignDef, b, Value()});
+        chain_.push_back(b);
         b = d.pred_blocks.get(0, pred_block_pool_);
     }
 
-    const BlockData& d = std::as_const(blocks_)[b];
-    if (!d.sealed) {
-        // Not all predecessors are known: a parameter now, its arguments at
-        // seal_block.
-        Value param = func.dfg.append_block_param(b, ty);
-        param_var_[param] = var;
-        blocks_[b].undef.push(param, undef_pool_);
-        def_var(var, param, b);
-        results_.push_back(param);
-        return;
+    if (!found.is_valid()) {
+        const BlockData& d = std::as_const(blocks_)[b];
+        if (!d.sealed) {
+            // Not all predecessors are known: a parameter now, its
+            // arguments at seal_block.
+            found = func.dfg.append_block_param(b, ty);
+            param_var_[found] = var;
+            blocks_[b].undef.push(found, undef_pool_);
+            def_var(var, found, b);
+        } else if (d.pred_blocks.empty()) {
+            // The entry block, or a block nothing jumps to: no definition
+            // reaches.
+            found = make_zero(func, var, ty, b);
+            def_var(var, found, b);
+        } else {
+            // Several predecessors (or a cycle of single ones): look them
+            // all up, with the block marked so that a lookup coming back
+            // around a cycle makes the parameter (and stops there). The
+            // blocks walked get the result when it is known.
+            for (Block c : chain_) calls_.push_back(Call{Call::Kind::AssignDef, c, Value()});
+            def_var(var, kMark, b);
+            begin_lookup(func, var, ty, b, Value());
+            return;
+        }
     }
-    if (d.pred_blocks.empty()) {
-        // The entry block, or a block nothing jumps to: no definition reaches.
-        Value zero = make_zero(func, var, ty, b);
-        def_var(var, zero, b);
-        results_.push_back(zero);
-        return;
-    }
-    // Several predecessors (or a cycle of single ones): look them all up,
-    // with the block marked so that a lookup coming back around a cycle
-    // makes the parameter (and stops there).
-    def_var(var, kMark, b);
-    begin_lookup(func, var, ty, b, Value());
+    // Known now: record it in every block walked, the first block last (so
+    // it is the one the per-variable cache holds).
+    for (size_t i = chain_.size(); i-- > 0;) def_var(var, found, chain_[i]);
+    results_.push_back(found);
 }
 
 void SSABuilder::begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel) {

@@ -223,6 +223,7 @@ private:
 
     std::vector<Call> calls_;
     std::vector<Value> results_;
+    std::vector<Block> chain_;  // use_var_step's walk
     DenseTable<Block, uint32_t> walk_mark_;
     uint32_t walk_gen_ = 0;
 

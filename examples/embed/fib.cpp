@@ -5,7 +5,8 @@
 //   fn fib_loop(n: i64) -> i64 { a = 0; b = 1; while n > 0 { t = a + b; a = b; b = t; n -= 1 } return a }
 //
 // The loop uses variables and a loop scope: the SSA builder turns `a`, `b`
-// and `n` into block parameters of the loop header on its own.
+// and `n` into block parameters of the loop header on its own. Both are
+// then compiled by the JIT module and called as native functions.
 #include <cstdio>
 
 #include "codegen/interp/interpreter.h"
@@ -13,6 +14,7 @@
 #include "codegen/verifier/verifier.h"
 #include "frontend/function_builder.h"
 #include "frontend/loops.h"
+#include "jit/jit_module.h"
 
 using namespace heron;
 
@@ -117,6 +119,28 @@ int main() {
                     static_cast<long long>(x), static_cast<long long>(y));
         failures += x != expected[n] || y != expected[n];
     }
+    if (failures) std::fprintf(stderr, "%d wrong results\n", failures);
+
+    // The same functions as machine code.
+    JITModule jit;
+    auto rec_id = jit.declare_function("fib_rec", Linkage::Export, rec.signature);
+    auto loop_id = jit.declare_function("fib_loop", Linkage::Export, loop.signature);
+    if (!rec_id || !loop_id) {
+        std::fprintf(stderr, "JIT: %s\n", (!rec_id ? rec_id.error() : loop_id.error()).message.c_str());
+        return 1;
+    }
+    for (auto err : {jit.define_function(rec_id.value(), rec), jit.define_function(loop_id.value(), loop),
+                     jit.finalize_definitions()}) {
+        if (err) {
+            std::fprintf(stderr, "JIT: %s\n", err->message.c_str());
+            return 1;
+        }
+    }
+    auto* fib_rec = jit.get_function<int64_t(int64_t)>(rec_id.value());
+    auto* fib_loop = jit.get_function<int64_t(int64_t)>(loop_id.value());
+    for (int64_t n = 0; n <= 20; ++n) failures += fib_rec(n) != expected[n] || fib_loop(n) != expected[n];
+    std::printf("JIT: fib_rec(30) = %lld, fib_loop(90) = %lld\n", static_cast<long long>(fib_rec(30)),
+                static_cast<long long>(fib_loop(90)));
     if (failures) std::fprintf(stderr, "%d wrong results\n", failures);
     return failures ? 1 : 0;
 }

@@ -11,6 +11,8 @@
 //       }
 //       return sum
 //   }
+//
+// and then compiled by the JIT module and called as a native function.
 #include <cstdio>
 
 #include "codegen/interp/interpreter.h"
@@ -18,6 +20,7 @@
 #include "codegen/verifier/verifier.h"
 #include "frontend/function_builder.h"
 #include "frontend/loops.h"
+#include "jit/jit_module.h"
 
 using namespace heron;
 
@@ -93,5 +96,23 @@ int main() {
         std::printf("odd_sum(%3d, %3d) = %4d (expected %d)\n", nn, lim, got, reference(nn, lim));
         failures += got != reference(nn, lim);
     }
+
+    JITModule jit;
+    auto id = jit.declare_function("odd_sum", Linkage::Export, f.signature);
+    if (!id) {
+        std::fprintf(stderr, "JIT: %s\n", id.error().message.c_str());
+        return 1;
+    }
+    for (auto err : {jit.define_function(id.value(), f), jit.finalize_definitions()}) {
+        if (err) {
+            std::fprintf(stderr, "JIT: %s\n", err->message.c_str());
+            return 1;
+        }
+    }
+    auto* odd_sum = jit.get_function<int32_t(int32_t, int32_t)>(id.value());
+    for (int32_t nn = 0; nn < 40; ++nn) {
+        for (int32_t lim : {0, 10, 100, 1000}) failures += odd_sum(nn, lim) != reference(nn, lim);
+    }
+    std::printf("JIT: odd_sum(1000, 100000) = %d\n", odd_sum(1000, 100000));
     return failures ? 1 : 0;
 }
