@@ -278,7 +278,10 @@ void FileRun::run_cat_kind(const ParsedFunction& pf) {
 void FileRun::run_on_jit(const TestFile& file) {
     // Every function of the file goes into one JIT module, so calls between
     // them link. A function the backend cannot compile fails its directives.
-    JITModule jit(JITBuilder().check_regalloc(true));
+    JITBuilder builder;
+    builder.check_regalloc(true);
+    builder.isa(isa_by_name(opts_.isa));
+    JITModule jit(builder);
     std::map<std::string, std::string> compile_errors;
     std::map<std::string, FuncId> ids;
     for (const ParsedFunction& pf : file.functions) {

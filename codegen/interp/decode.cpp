@@ -99,7 +99,7 @@ private:
     bool push_regs(Inst inst, std::span<const Value> vals, uint32_t& at) {
         at = static_cast<uint32_t>(out_.pool.size());
         for (Value v : vals) {
-            uint32_t r;
+            uint32_t r = 0;
             if (!reg(inst, v, r)) return false;
             out_.pool.push_back(r);
         }
@@ -318,7 +318,7 @@ private:
             if (jt.all.empty()) return fail_at(inst, "jump table without a default");
             std::vector<uint32_t> ids;
             for (const BlockCall& bc : jt.all) {
-                uint32_t id;
+                uint32_t id = 0;
                 if (!edge(inst, bc, id)) return false;
                 ids.push_back(id);
             }

@@ -3,8 +3,12 @@
 // and free functions, report traps.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "codegen/ir/parser.h"
 #include "jit/jit_module.h"
+#include "tools/filetest.h"
 
 namespace heron {
 namespace {
@@ -186,6 +190,25 @@ block0(v0: i32):
     auto err = jit.define_function(id.value(), *f);
     ASSERT_TRUE(err.has_value());
     EXPECT_NE(err->message.find("does not verify"), std::string::npos) << err->message;
+}
+
+// The fallbacks for CPUs without LZCNT/BMI1/POPCNT/SSE4.1/FMA: the run
+// directives of the affected opcode families pass on a baseline x86-64.
+TEST(JitModuleTest, BaselineCpuFallbacksPassTheRunTests) {
+    const char* files[] = {"clz-cls-ctz.clif", "popcnt.clif", "rounding.clif", "sqrt-fma.clif"};
+    for (const char* name : files) {
+        std::string path = std::string(HERON_SOURCE_DIR) + "/tests/filetests/run/" + name;
+        std::ifstream in(path);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        ASSERT_FALSE(ss.str().empty()) << path;
+        tools::FileTestOptions opts;
+        opts.isa = "x86_64-baseline";
+        std::string out;
+        tools::FileTestStats s = tools::run_file_test(path, ss.str(), opts, out);
+        EXPECT_EQ(s.failed, 0u) << out;
+        EXPECT_GT(s.passed, 100u) << name;
+    }
 }
 
 }  // namespace

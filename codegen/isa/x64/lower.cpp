@@ -285,6 +285,16 @@ private:
         return static_cast<uint32_t>(out_.symbols.size() - 1);
     }
 
+    /// Calls a C library function taking float arguments in xmm0.. and
+    /// returning one float in xmm0.
+    void libcall(const std::string& name, std::initializer_list<VReg> args, VReg result) {
+        std::vector<Operand> ops;
+        uint8_t k = 0;
+        for (VReg a : args) ops.push_back(Operand::use_fixed(a, xmm(k++)));
+        ops.push_back(Operand::def_fixed(result, xmm(0)));
+        emit_v(Op::Call, ops).aux = symbol_index(ExternalName::testcase(name));
+    }
+
     /// Folds `p + const` addressing: returns the base vreg and adds to disp.
     VReg address(Value p, int64_t& disp);
 
@@ -1081,6 +1091,16 @@ void Lowerer::lower_float_unary(Inst inst, const InstructionData& d) {
         m.sub = static_cast<uint8_t>(op);
         m.size = static_cast<uint8_t>(sz);
     };
+    bool rounding = d.opcode == Opcode::Ceil || d.opcode == Opcode::Floor || d.opcode == Opcode::Trunc ||
+                    d.opcode == Opcode::Nearest;
+    if (rounding && !settings_.has_sse41) {
+        // No roundss/roundsd: call the C library (nearbyint rounds ties to
+        // even under the default rounding mode that JIT code assumes).
+        const char* names[] = {"ceil", "floor", "trunc", "nearbyint"};
+        int k = d.opcode == Opcode::Ceil ? 0 : d.opcode == Opcode::Floor ? 1 : d.opcode == Opcode::Trunc ? 2 : 3;
+        libcall(std::string(names[k]) + (size == 4 ? "f" : ""), {use(d.args[0])}, out);
+        return;
+    }
     switch (d.opcode) {
     case Opcode::Fneg: falu(FAluOp::Xor, size, use(d.args[0]), fconst_bits(sign, size, temp(RegClass::Float)), out); return;
     case Opcode::Fabs: falu(FAluOp::And, size, use(d.args[0]), fconst_bits(~sign & t.mask(), size, temp(RegClass::Float)), out); return;
@@ -1122,6 +1142,11 @@ void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
         return;
     }
     default: {  // fma
+        if (!settings_.has_fma) {
+            // No FMA3: the C library's fma is correctly rounded (one rounding).
+            libcall(size == 4 ? "fmaf" : "fma", {use(d.args[0]), use(d.args[1]), use(d.args[2])}, out);
+            return;
+        }
         MInst& m = emit(Op::Fma, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1])), Operand::use(use(d.args[2])),
                                   Operand::def_reuse(out, 0)});
         m.size = static_cast<uint8_t>(size);
@@ -1228,8 +1253,11 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     uint32_t stack = 0;
     unsigned over = overflow_returns(sig);
     uint32_t area_off = 0;
-    if (over > 0 && tail) return "return_call of a function with results in a return area is not supported yet";
-    if (over > 0) {
+    if (over > 0 && tail) {
+        // The callee returns exactly the caller's types (verifier), so it
+        // writes straight into the caller's own return area.
+        ops.push_back(Operand::use_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
+    } else if (over > 0) {
         // The return area lives above this call's stack arguments.
         uint32_t nstack = 0, ci = 1, cf = 0;
         for (Value a : args) {

@@ -33,7 +33,7 @@ std::string VCode::to_string() const {
         out += "\n";
         for (uint32_t i = ra.block_insts_begin[b]; i < ra.block_insts_begin[b + 1]; ++i) {
             const MInst& m = insts[i];
-            out += "    " + std::string(op_info(m.op).mnemonic);
+            out += "  " + std::to_string(i) + ": " + std::string(op_info(m.op).mnemonic);
             std::string uses, defs;
             for (uint32_t k = ra.operands_begin[i]; k < ra.operands_begin[i + 1]; ++k) {
                 const ra::Operand& op = ra.operands[k];

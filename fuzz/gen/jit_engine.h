@@ -1,0 +1,25 @@
+// The x86-64 JIT as a differential-testing engine: every function of a
+// module goes into one JITModule (register-allocation checker on), calls go
+// through the module's trampolines and trap handler.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+
+#include "fuzz/gen/diff.h"
+#include "jit/jit_module.h"
+
+namespace heron::gen {
+
+class JitEngine : public Engine {
+public:
+    std::string name() const override { return "jit"; }
+    bool load(const Module& m, std::string& error) override;
+    InterpOutcome call(const Function& func, std::span<const DataValue> args) override;
+
+private:
+    std::unique_ptr<JITModule> jit_;
+    std::unordered_map<const Function*, FuncId> ids_;
+};
+
+}  // namespace heron::gen
