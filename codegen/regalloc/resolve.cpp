@@ -33,11 +33,14 @@ namespace {
 // At one point, moves run in phase order. A block whose only instruction is
 // its jump gets both the moves of its incoming edge (at its start) and those
 // of its outgoing edge (before its terminator) at the same point: the
-// incoming ones must run first, as a separate parallel move.
-constexpr uint32_t kPhaseSplit = 0, kPhaseEdgeIn = 1, kPhaseEdgeOut = 2, kPhaseParamStore = 3, kPhaseFixup = 4;
+// incoming ones must run first, as a separate parallel move. A parameter's
+// store at its definition reads it right after the incoming moves wrote it.
+constexpr uint32_t kPhaseSplit = 0, kPhaseEdgeIn = 1, kPhaseParamStore = 2, kPhaseEdgeOut = 3, kPhaseFixup = 4;
 constexpr uint32_t kPhaseDefFixup = 0, kPhaseDefStore = 1;  // at After(i)
+constexpr uint32_t kPhases = 8;
 
-uint32_t point_key(ProgPoint p, uint32_t phase) { return p.bits * 8 + phase; }
+uint32_t point_key(ProgPoint p, uint32_t phase) { return p.bits * kPhases + phase; }
+uint32_t inst_of_key(uint32_t key) { return key / kPhases / 2; }
 
 class Resolver {
 public:
@@ -195,7 +198,7 @@ void Resolver::stores_at_definitions() {
     for (const auto& m : moves) {
         if (m.store_of == kNone) continue;
         ++s_.store_count[m.store_of];
-        const uint32_t d = s_.block_depth[s_.inst_block[m.point_key / 8]];
+        const uint32_t d = s_.block_depth[s_.inst_block[inst_of_key(m.point_key)]];
         s_.store_depth[m.store_of] = std::max(s_.store_depth[m.store_of], d);
     }
     for (uint32_t v = 0; v < nv; ++v) {
@@ -256,7 +259,7 @@ void Resolver::run(Output& out) {
         for (; k < moves.size() && moves[k].point_key == key; ++k)
             s_.pmoves.add(moves[k].from, moves[k].to, moves[k].cls);
         ProgPoint point;
-        point.bits = key / 8;
+        point.bits = key / kPhases;
         s_.pmoves.resolve(*s_.env, point, s_.emergency_slot, num_slots, out.edits);
     }
     out.num_spill_slots = num_slots;

@@ -8,6 +8,7 @@
 #include "codegen/regalloc/testing/random_function.h"
 
 #include <algorithm>
+#include <array>
 
 namespace heron::ra::testing {
 
@@ -327,7 +328,10 @@ bool Generator::gen_fixed(uint32_t b, RegClass c) {
 void Generator::gen_plain(uint32_t b, RegClass c) {
     const unsigned n = nregs(c);
     GenInst inst;
-    switch (rng_.below(8)) {
+    // With one register, a Reg use that stays live and a Reg def cannot
+    // coexist: only constants, two-address ops and copies from memory.
+    const uint32_t kind = n < 2 ? std::array<uint32_t, 3>{0, 1, 2}[rng_.below(3)] : rng_.below(8);
+    switch (kind) {
         case 0: {  // constant, maybe straight to memory
             inst.ops = {rng_.chance(opt_.any_percent) ? Operand{fresh(c), OperandKind::Def, OperandPos::Late,
                                                                 Constraint::Any, 0}
@@ -335,7 +339,8 @@ void Generator::gen_plain(uint32_t b, RegClass c) {
             break;
         }
         case 1: {  // copy
-            inst.ops = {Operand::use(pick_here(b, c)), Operand::def(fresh(c))};
+            const VReg v = pick_here(b, c);
+            inst.ops = {n < 2 ? Operand::use_any(v) : Operand::use(v), Operand::def(fresh(c))};
             inst.flags = inst_flags::kMove;
             break;
         }
