@@ -198,12 +198,11 @@ Value SSABuilder::run(Function& func, Variable var, Type ty) {
 }
 
 // Finds the value of `var` at the end of `block` and pushes it (possibly
-// after more calls). Chains of sealed single-predecessor blocks are walked
-// here in a loop; each block walked gets the found value recorded (the
-// AssignDef calls), so no chain is walked twice for one variable. The walk
-// marks blocks so that a cycle of single-predecessor blocks (only possible
-// in unreachable code) ends in the several-predecessors case, which breaks
-// it.
+// after more calls). Chains of sealed single-predecessor blocks (and merges
+// with a common source, see common_source) are walked here in a loop; each
+// block walked gets the found value recorded, so no chain is walked twice
+// for one variable. The walk marks blocks so that a cycle (only possible in
+// unreachable code) ends in the several-predecessors case, which breaks it.
 void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block) {
     uint32_t mark = next_walk_mark();
     chain_.clear();
@@ -222,10 +221,18 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
             break;
         }
         const BlockData& d = std::as_const(blocks_)[b];
-        if (!d.sealed || d.pred_blocks.size(pred_block_pool_) != 1 || walk_mark_[b] == mark) break;
+        if (!d.sealed || walk_mark_[b] == mark) break;
+        PackedOption<Block> next;
+        uint32_t n = d.pred_blocks.size(pred_block_pool_);
+        if (n == 1) {
+            next = d.pred_blocks.get(0, pred_block_pool_);
+        } else if (n > 1) {
+            next = common_source(var, b);
+        }
+        if (!next) break;
         walk_mark_[b] = mark;
         chain_.push_back(b);
-        b = d.pred_blocks.get(0, pred_block_pool_);
+        b = *next;
     }
 
     if (!found.is_valid()) {
@@ -257,6 +264,32 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
     // it is the one the per-variable cache holds).
     for (size_t i = chain_.size(); i-- > 0;) def_var(var, found, chain_[i]);
     results_.push_back(found);
+}
+
+// A merge whose incoming edges all carry the value `var` has at the end of
+// one block C: each predecessor is C itself or a sealed block whose only
+// predecessor is C and which does not define `var` (a diamond, an if
+// without else, the cases of a switch). Then the merge needs no parameter
+// and its value is C's: the walk goes on at C instead of looking up every
+// predecessor. Returns C, or none.
+PackedOption<Block> SSABuilder::common_source(Variable var, Block block) const {
+    const BlockData& d = blocks_[block];
+    uint32_t n = d.pred_blocks.size(pred_block_pool_);
+    Block common;
+    for (uint32_t i = 0; i < n; ++i) {
+        Block p = d.pred_blocks.get(i, pred_block_pool_);
+        Block source = p;
+        const BlockData& pd = blocks_[p];
+        if (pd.sealed && pd.pred_blocks.size(pred_block_pool_) == 1 && !raw_def(var, p)) {
+            source = pd.pred_blocks.get(0, pred_block_pool_);
+        }
+        if (i == 0) {
+            common = source;
+        } else if (source != common) {
+            return std::nullopt;
+        }
+    }
+    return common;
 }
 
 void SSABuilder::begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel) {

@@ -201,6 +201,7 @@ private:
     Value resolve(DataFlowGraph& dfg, Value v);
     Value run(Function& func, Variable var, Type ty);
     void use_var_step(Function& func, Variable var, Type ty, Block block);
+    PackedOption<Block> common_source(Variable var, Block block) const;
     void begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel);
     void finish_lookup(Function& func, Variable var, Type ty, Value sentinel, Block dest);
     void settle_def(Variable var, Block block, Value param, Value value);
