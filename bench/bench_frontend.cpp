@@ -21,14 +21,67 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
 #include <random>
 
 #include "codegen/ir/cursor.h"
 #include "frontend/function_builder.h"
 #include "frontend/loops.h"
 
+// Every heap allocation of this program is counted, so each benchmark can
+// report how many one build makes once the context is warm (the goal: none
+// in the frontend; what is left comes from the IR's own tables).
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, std::align_val_t al) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    std::size_t a = static_cast<std::size_t>(al);
+    if (void* p = std::aligned_alloc(a, (n + a - 1) / a * a)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n, std::align_val_t al) { return operator new(n, al); }
+// The replacement deletes pair with the replacement news above; GCC cannot
+// see that and warns about free() on memory from operator new.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
 namespace heron {
 namespace {
+
+/// Allocations per iteration after the first (warm-up) one.
+class AllocationMeter {
+public:
+    void iteration_done() {
+        if (++iterations_ == 1) start_ = g_allocations.load();
+    }
+    void report(benchmark::State& state) const {
+        if (iterations_ < 2) return;
+        state.counters["allocs/build"] =
+            static_cast<double>(g_allocations.load() - start_) / static_cast<double>(iterations_ - 1);
+    }
+
+private:
+    uint64_t iterations_ = 0, start_ = 0;
+};
 
 Signature sig_i64(int params) {
     Signature sig;
@@ -44,9 +97,11 @@ void straight_line(benchmark::State& state) {
     FunctionBuilderContext ctx;
     Function f;
     uint64_t insts = 0;
+    const Signature sig = sig_i64(2);
+    AllocationMeter meter;
     for (auto _ : state) {
         f.clear();
-        f.signature = sig_i64(2);
+        f.signature = sig;
         FunctionBuilder b(f, ctx);
         Block entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -62,7 +117,9 @@ void straight_line(benchmark::State& state) {
         b.ins().return_({x});
         if (!b.finalize().ok()) state.SkipWithError("finalize failed");
         insts += count_insts(f);
+        meter.iteration_done();
     }
+    meter.report(state);
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
 }
 BENCHMARK(straight_line)->Arg(10000)->Unit(benchmark::kMicrosecond);
@@ -73,9 +130,11 @@ void straight_line_cursor(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0));
     Function f;
     uint64_t insts = 0;
+    const Signature sig = sig_i64(2);
+    AllocationMeter meter;
     for (auto _ : state) {
         f.clear();
-        f.signature = sig_i64(2);
+        f.signature = sig;
         FuncCursor cur(f);
         Block entry = cur.insert_block();
         Value x = f.dfg.append_block_param(entry, types::I64), y = f.dfg.append_block_param(entry, types::I64);
@@ -88,7 +147,9 @@ void straight_line_cursor(benchmark::State& state) {
         }
         cur.ins().return_({x});
         insts += count_insts(f);
+        meter.iteration_done();
     }
+    meter.report(state);
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
 }
 BENCHMARK(straight_line_cursor)->Arg(10000)->Unit(benchmark::kMicrosecond);
@@ -99,9 +160,11 @@ void straight_line_vars(benchmark::State& state) {
     FunctionBuilderContext ctx;
     Function f;
     uint64_t insts = 0;
+    const Signature sig = sig_i64(1);
+    AllocationMeter meter;
     for (auto _ : state) {
         f.clear();
-        f.signature = sig_i64(1);
+        f.signature = sig;
         FunctionBuilder b(f, ctx);
         Block entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -119,7 +182,9 @@ void straight_line_vars(benchmark::State& state) {
         b.ins().return_({b.use_var(v[0])});
         if (!b.finalize().ok()) state.SkipWithError("finalize failed");
         insts += count_insts(f);
+        meter.iteration_done();
     }
+    meter.report(state);
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
 }
 BENCHMARK(straight_line_vars)->Arg(10000)->Unit(benchmark::kMicrosecond);
@@ -138,9 +203,11 @@ void variable_heavy(benchmark::State& state) {
     Function f;
     LoopScopes loops;
     uint64_t insts = 0, blocks = 0;
+    const Signature sig = sig_i64(1);
+    AllocationMeter meter;
     for (auto _ : state) {
         f.clear();
-        f.signature = sig_i64(1);
+        f.signature = sig;
         FunctionBuilder b(f, ctx);
         Block entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -190,7 +257,9 @@ void variable_heavy(benchmark::State& state) {
         if (!b.finalize().ok()) state.SkipWithError("finalize failed");
         insts += count_insts(f);
         blocks += f.dfg.num_blocks();
+        meter.iteration_done();
     }
+    meter.report(state);
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
     state.counters["blocks/s"] = benchmark::Counter(static_cast<double>(blocks), benchmark::Counter::kIsRate);
 }
@@ -204,9 +273,11 @@ void chain(benchmark::State& state) {
     FunctionBuilderContext ctx;
     Function f;
     uint64_t count = 0, insts = 0;
+    const Signature sig = sig_i64(1);
+    AllocationMeter meter;
     for (auto _ : state) {
         f.clear();
-        f.signature = sig_i64(1);
+        f.signature = sig;
         FunctionBuilder b(f, ctx);
         Block entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -235,7 +306,9 @@ void chain(benchmark::State& state) {
         if (!b.finalize().ok()) state.SkipWithError("finalize failed");
         count += 2 * static_cast<uint64_t>(n);
         insts += count_insts(f);
+        meter.iteration_done();
     }
+    meter.report(state);
     state.counters["ns/block"] = benchmark::Counter(static_cast<double>(count) / 2,
                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
@@ -258,9 +331,11 @@ void stress_100k(benchmark::State& state) {
     Function f;
     std::vector<Variable> w(kWindowVars), hot(kHot);
     uint64_t insts = 0;
+    const Signature sig = sig_i64(1);
+    AllocationMeter meter;
     for (auto _ : state) {
         f.clear();
-        f.signature = sig_i64(1);
+        f.signature = sig;
         FunctionBuilder b(f, ctx);
         Block entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -306,7 +381,9 @@ void stress_100k(benchmark::State& state) {
         state.counters["blocks"] = f.dfg.num_blocks();
         state.counters["vars"] = kWindowVars + kHot;
         state.counters["undefined_reads"] = static_cast<double>(b.undefined_reads().size());
+        meter.iteration_done();
     }
+    meter.report(state);
     state.counters["insts/s"] = benchmark::Counter(static_cast<double>(insts), benchmark::Counter::kIsRate);
 }
 BENCHMARK(stress_100k)->Unit(benchmark::kMillisecond)->Iterations(3);

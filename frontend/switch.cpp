@@ -10,15 +10,36 @@ namespace heron {
 
 using Kind = FrontendError::Kind;
 
+std::optional<Block> Switch::find_or_insert(uint64_t value, Block block) {
+    if ((entries_.size() + 1) * 2 > index_.size()) {
+        // Rebuild at twice the size (at least 64 slots).
+        index_.assign(std::max<size_t>(64, index_.size() * 2), 0);
+        for (uint32_t i = 0; i < entries_.size(); ++i) {
+            size_t mask = index_.size() - 1;
+            size_t h = (entries_[i].first * 0x9E3779B97F4A7C15ull) >> 20;
+            while (index_[h & mask]) ++h;
+            index_[h & mask] = i + 1;
+        }
+    }
+    size_t mask = index_.size() - 1;
+    for (size_t h = (value * 0x9E3779B97F4A7C15ull) >> 20;; ++h) {
+        uint32_t at = index_[h & mask];
+        if (at == 0) {
+            entries_.emplace_back(value, block);
+            index_[h & mask] = static_cast<uint32_t>(entries_.size());
+            return std::nullopt;
+        }
+        if (entries_[at - 1].first == value) return entries_[at - 1].second;
+    }
+}
+
 Result<void> Switch::try_set_entry(uint64_t value, Block block) {
-    auto [it, inserted] = seen_.emplace(value, block);
-    if (!inserted) {
+    if (auto prior = find_or_insert(value, block)) {
         return FrontendError::make(Kind::DuplicateCase,
                                    "switch: case " + std::to_string(value) + " already goes to " +
-                                       it->second.to_string() + " (now also " + block.to_string() + ")",
+                                       prior->to_string() + " (now also " + block.to_string() + ")",
                                    block);
     }
-    entries_.emplace_back(value, block);
     return {};
 }
 
@@ -29,7 +50,7 @@ void Switch::set_entry(uint64_t value, Block block) {
 
 void Switch::clear() {
     entries_.clear();
-    seen_.clear();
+    std::fill(index_.begin(), index_.end(), 0);
     error_.reset();
 }
 

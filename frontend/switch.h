@@ -33,7 +33,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "frontend/error.h"
@@ -79,8 +78,12 @@ private:
     void emit_tree(FunctionBuilder& b, Value val, Block otherwise);
     void emit_table(FunctionBuilder& b, Value val, Block otherwise, const Table& table);
 
+    /// Finds `value` among the entries (open addressing over indices into
+    /// entries_, kept between uses); inserts it if absent.
+    std::optional<Block> find_or_insert(uint64_t value, Block block);
+
     std::vector<std::pair<uint64_t, Block>> entries_;
-    std::unordered_map<uint64_t, Block> seen_;
+    std::vector<uint32_t> index_;  // entries_ position + 1; 0 = empty
     std::optional<FrontendError> error_;
 
     // emit's scratch, kept between uses

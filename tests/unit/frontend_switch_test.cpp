@@ -214,6 +214,16 @@ TEST(FrontendSwitchTest, Errors) {
     EXPECT_TRUE(b.is_pristine()) << "nothing emitted on error";
 }
 
+TEST(FrontendSwitchTest, ClearForgetsTheCases) {
+    Switch sw;
+    for (uint64_t v = 0; v < 500; ++v) ASSERT_TRUE(sw.try_set_entry(v * 7, Block(1)).ok());
+    EXPECT_FALSE(sw.try_set_entry(7 * 123, Block(2)).ok());
+    sw.clear();
+    EXPECT_TRUE(sw.entries().empty());
+    for (uint64_t v = 0; v < 500; ++v) ASSERT_TRUE(sw.try_set_entry(v * 7, Block(3)).ok()) << v;
+    EXPECT_EQ(sw.entries().size(), 500u);
+}
+
 // --- random case sets under the interpreter ------------------------------------
 
 Type type_of(int k) {
