@@ -4,7 +4,8 @@
 //                    register ranges of every vreg (liveness.cpp)
 //   linear_scan      assign each interval a register or a spill slot,
 //                    splitting intervals where needed (linear_scan.cpp)
-//   resolve          operand allocations, split/edge/fixup moves (resolve.cpp)
+//   resolve          operand allocations, split/edge/fixup moves, spill
+//                    stores moved to definitions (resolve.cpp)
 //
 // The design follows Wimmer and Franz, "Linear Scan Register Allocation on SSA
 // Form" (CGO 2010) and Wimmer and Mössenböck, "Optimized Interval Splitting in
@@ -124,7 +125,7 @@ struct Context::Impl {
     std::vector<uint32_t> li_stamp, lo_stamp, lu_stamp, lu_end, work;
     std::vector<std::pair<uint32_t, uint32_t>> livein_pairs;
     std::vector<Range> tmp_ranges;
-    std::vector<uint32_t> counts;
+    std::vector<uint32_t> vreg_class;  // per vreg: RegClass, or 2 before it is known
 
     // Split-position choice: sparse table of the shallowest block (latest on
     // ties) over block ranges.

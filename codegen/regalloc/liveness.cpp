@@ -200,7 +200,7 @@ std::string build_liveness(Context::Impl& s) {
     if (!(err = validate_operands(s)).empty()) return err;
 
     // Class of each vreg, from its definition; every mention must agree.
-    std::vector<uint32_t>& vclass = s.counts;
+    std::vector<uint32_t>& vclass = s.vreg_class;
     vclass.assign(nv, 2);
     for (uint32_t k = 0; k < f.params.size(); ++k) vclass[f.params[k].index()] = static_cast<uint32_t>(f.params[k].cls());
     for (const Operand& op : f.operands)
