@@ -31,6 +31,28 @@ std::vector<NamedEnv> test_envs() {
             {"mixed", testing::tiny_env(3, 2)}};
 }
 
+// Generator settings drawn per seed: block and instruction counts (blocks
+// with only their jump included), edge density and locality, parameters,
+// and the share of floats, fixed registers, calls and memory operands.
+GenOptions varied_options(uint64_t seed) {
+    RandomSource meta(seed * 7919 + 13);
+    GenOptions opt;
+    opt.max_blocks = meta.between(1, 40);
+    opt.min_blocks = meta.between(1, opt.max_blocks);
+    opt.max_insts = meta.between(1, 20);
+    opt.min_insts = meta.between(0, opt.max_insts);
+    opt.extra_edge_percent = meta.below(90);
+    opt.max_params = meta.below(7);
+    opt.float_percent = meta.below(60);
+    opt.fixed_percent = meta.below(40);
+    opt.call_percent = meta.below(25);
+    opt.call_clobbers_all_percent = meta.below(100);
+    opt.far_use_percent = meta.below(50);
+    opt.any_percent = meta.below(60);
+    opt.edge_window = meta.chance(50) ? meta.between(1, 10) : 0;
+    return opt;
+}
+
 std::string describe(const Function& f) {
     return std::to_string(f.num_blocks()) + " blocks, " + std::to_string(f.num_insts()) + " insts, " +
            std::to_string(f.num_vregs) + " vregs";
@@ -49,6 +71,7 @@ TEST(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
             opt.max_blocks = 40;
             opt.max_insts = 20;
         }
+        if (seed % 2 == 0) opt = varied_options(seed);
         const Function f = testing::random_function(rng, e.env, opt);
         const std::string err = allocate(f, e.env, out, ctx);
         ASSERT_EQ(err, "") << "seed " << seed << " env " << e.name << ": " << describe(f);
