@@ -23,6 +23,23 @@ std::string signature_key(const Signature& sig) { return print_signature(sig); }
 
 }  // namespace
 
+InterpOutcome to_interp_outcome(JitCallOutcome j) {
+    InterpOutcome r;
+    switch (j.kind) {
+    case JitCallOutcome::Kind::Return: r.values = std::move(j.values); break;
+    case JitCallOutcome::Kind::Trap:
+        r.kind = InterpOutcome::Kind::Trap;
+        r.trap = j.trap.code;
+        r.message = std::move(j.message);
+        break;
+    case JitCallOutcome::Kind::Error:
+        r.kind = InterpOutcome::Kind::Error;
+        r.message = std::move(j.message);
+        break;
+    }
+    return r;
+}
+
 JITBuilder::JITBuilder() = default;
 
 JITBuilder& JITBuilder::symbol(std::string name, const void* address) {

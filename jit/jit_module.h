@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/interp/interpreter.h"
 #include "codegen/ir/data_value.h"
 #include "codegen/ir/function.h"
 #include "codegen/machinst/compiled_code.h"
@@ -65,6 +66,10 @@ struct JitCallOutcome {
     TrapInfo trap;
     std::string message;
 };
+
+/// The same outcome in the interpreter's terms, so tools and tests compare
+/// the two engines with one type.
+InterpOutcome to_interp_outcome(JitCallOutcome j);
 
 class JITModule {
 public:

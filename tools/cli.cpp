@@ -200,20 +200,8 @@ int cmd_run(const std::vector<std::string>& args) {
         }
         auto t1 = std::chrono::steady_clock::now();
         compile_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-        JitCallOutcome j = jit.call(*target_id, argv);
+        r = to_interp_outcome(jit.call(*target_id, argv));
         run_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
-        switch (j.kind) {
-        case JitCallOutcome::Kind::Return: r.values = j.values; break;
-        case JitCallOutcome::Kind::Trap:
-            r.kind = InterpOutcome::Kind::Trap;
-            r.trap = j.trap.code;
-            r.message = j.message;
-            break;
-        case JitCallOutcome::Kind::Error:
-            r.kind = InterpOutcome::Kind::Error;
-            r.message = j.message;
-            break;
-        }
     }
     std::string result;
     int status = 0;

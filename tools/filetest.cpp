@@ -318,22 +318,7 @@ void FileRun::run_on_jit(const TestFile& file) {
             r.message = "no function %" + cmd.func_name;
             return r;
         }
-        JitCallOutcome j = jit.call(it->second, cmd.args);
-        switch (j.kind) {
-        case JitCallOutcome::Kind::Return:
-            r.values = std::move(j.values);
-            break;
-        case JitCallOutcome::Kind::Trap:
-            r.kind = InterpOutcome::Kind::Trap;
-            r.trap = j.trap.code;
-            r.message = j.message;
-            break;
-        case JitCallOutcome::Kind::Error:
-            r.kind = InterpOutcome::Kind::Error;
-            r.message = j.message;
-            break;
-        }
-        return r;
+        return to_interp_outcome(jit.call(it->second, cmd.args));
     };
     for (const ParsedFunction& pf : file.functions) run_directives(file, pf, engine, "[jit] ");
 }

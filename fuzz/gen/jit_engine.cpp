@@ -35,20 +35,7 @@ InterpOutcome JitEngine::call(const Function& func, std::span<const DataValue> a
         r.message = "function not loaded";
         return r;
     }
-    JitCallOutcome j = jit_->call(it->second, args);
-    switch (j.kind) {
-    case JitCallOutcome::Kind::Return: r.values = std::move(j.values); break;
-    case JitCallOutcome::Kind::Trap:
-        r.kind = InterpOutcome::Kind::Trap;
-        r.trap = j.trap.code;
-        r.message = j.message;
-        break;
-    case JitCallOutcome::Kind::Error:
-        r.kind = InterpOutcome::Kind::Error;
-        r.message = j.message;
-        break;
-    }
-    return r;
+    return to_interp_outcome(jit_->call(it->second, args));
 }
 
 }  // namespace heron::gen

@@ -80,6 +80,8 @@ private:
     void layout_frame();
     void prologue();
     void epilogue();
+    /// Restores callee-saved registers, rsp and rbp (epilogue without ret).
+    void pop_frame();
     void emit_edit(const ra::Edit& e);
     void emit_inst(uint32_t i, uint32_t next_block);
     void record_trap(TrapCode code, uint32_t ir_inst) {
@@ -181,7 +183,7 @@ void Emitter::prologue() {
     if (uint32_t rest = frame_size_ % 4096) a_.sub(x86::rsp, rest);
 }
 
-void Emitter::epilogue() {
+void Emitter::pop_frame() {
     if (saved_.empty()) {
         a_.mov(x86::rsp, x86::rbp);
     } else {
@@ -189,6 +191,10 @@ void Emitter::epilogue() {
         for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) a_.pop(x86::gpq(*it));
     }
     a_.pop(x86::rbp);
+}
+
+void Emitter::epilogue() {
+    pop_frame();
     a_.ret();
 }
 
@@ -803,13 +809,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         } else {
             a_.mov(target, gpr(i, 0, 8));
         }
-        if (saved_.empty()) {
-            a_.mov(x86::rsp, x86::rbp);
-        } else {
-            a_.lea(x86::rsp, x86::ptr(x86::rbp, -8 * static_cast<int32_t>(saved_.size())));
-            for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) a_.pop(x86::gpq(*it));
-        }
-        a_.pop(x86::rbp);
+        pop_frame();
         a_.jmp(target);
         return;
     }
