@@ -415,6 +415,41 @@ uint32_t SSABuilder::seal_all_blocks(Function& func) {
 
 // --- the final clean-up ------------------------------------------------------------
 
+namespace {
+
+// Calls f(argument) for every argument passed to `param` by a predecessor
+// edge of its block.
+template <typename F>
+void for_each_incoming(const SSABuilder& ssa, const DataFlowGraph& dfg, Value param, F&& f) {
+    const ValueDef def = dfg.value_def(param);
+    const Block block = def.block();
+    const ValueListPool& pool = dfg.value_lists;
+    const uint32_t n = ssa.num_predecessors(block);
+    for (uint32_t i = 0; i < n; ++i) {
+        for (const BlockCall& call : dfg.branch_destinations(ssa.predecessor_branch(block, i))) {
+            if (call.block(pool) == block && def.num < call.num_args(pool)) f(call.arg(def.num, pool));
+        }
+    }
+}
+
+}  // namespace
+
+// Removes `param` and the argument every branch passes it; `param` becomes
+// an alias of `replacement`.
+void SSABuilder::drop_param(Function& func, Value param, Value replacement) {
+    DataFlowGraph& dfg = func.dfg;
+    ValueListPool& pool = dfg.value_lists;
+    const ValueDef def = dfg.value_def(param);
+    const Block block = def.block();
+    const uint32_t n = num_predecessors(block);
+    for (uint32_t i = 0; i < n; ++i) {
+        for (BlockCall& call : dfg.branch_destinations_mut(predecessor_branch(block, i))) {
+            if (call.block(pool) == block && def.num < call.num_args(pool)) call.remove_arg(def.num, pool);
+        }
+    }
+    remove_param(func, block, param, replacement);
+}
+
 void SSABuilder::add_user(Value used, Value user) {
     uint32_t node = static_cast<uint32_t>(user_nodes_.size());
     user_nodes_.push_back(UserNode{user, kNone});
@@ -429,21 +464,15 @@ void SSABuilder::add_user(Value used, Value user) {
 // True if every incoming argument of `param` is one value or `param`
 // itself; that value (or none, if only itself) goes to `same`.
 bool SSABuilder::unique_incoming(Function& func, Value param, Value& same) {
-    ValueDef def = func.dfg.value_def(param);
-    Block block = def.block();
-    ValueListPool& pool = func.dfg.value_lists;
     same = Value();
-    uint32_t n = num_predecessors(block);
-    for (uint32_t i = 0; i < n; ++i) {
-        for (const BlockCall& call : func.dfg.branch_destinations(predecessor_branch(block, i))) {
-            if (call.block(pool) != block || def.num >= call.num_args(pool)) continue;
-            Value a = resolve(func.dfg, call.arg(def.num, pool));
-            if (a == param || a == same) continue;
-            if (same.is_valid()) return false;
-            same = a;
-        }
-    }
-    return true;
+    bool several = false;
+    for_each_incoming(*this, func.dfg, param, [&](Value arg) {
+        Value a = resolve(func.dfg, arg);
+        if (a == param || a == same) return;
+        if (same.is_valid()) several = true;
+        same = a;
+    });
+    return !several;
 }
 
 void SSABuilder::flatten_aliases(Function& func) {
@@ -452,7 +481,6 @@ void SSABuilder::flatten_aliases(Function& func) {
 
 uint32_t SSABuilder::remove_redundant_params(Function& func) {
     DataFlowGraph& dfg = func.dfg;
-    ValueListPool& pool = dfg.value_lists;
     worklist_.clear();
     user_nodes_.clear();
     user_head_.clear();
@@ -466,15 +494,10 @@ uint32_t SSABuilder::remove_redundant_params(Function& func) {
     // Who passes which SSA parameter to which: removing a parameter wakes
     // the parameters it was an argument of.
     for (Value p : worklist_) {
-        ValueDef def = dfg.value_def(p);
-        uint32_t n = num_predecessors(def.block());
-        for (uint32_t i = 0; i < n; ++i) {
-            for (const BlockCall& call : dfg.branch_destinations(predecessor_branch(def.block(), i))) {
-                if (call.block(pool) != def.block() || def.num >= call.num_args(pool)) continue;
-                Value a = resolve(dfg, call.arg(def.num, pool));
-                if (a != p && is_ssa_param(a) && dfg.value_def(a).is_param()) add_user(a, p);
-            }
-        }
+        for_each_incoming(*this, dfg, p, [&](Value arg) {
+            Value a = resolve(dfg, arg);
+            if (a != p && is_ssa_param(a) && dfg.value_def(a).is_param()) add_user(a, p);
+        });
     }
 
     uint32_t removed = 0;
@@ -485,15 +508,8 @@ uint32_t SSABuilder::remove_redundant_params(Function& func) {
         if (!def.is_param()) continue;  // already removed
         Value same;
         if (!unique_incoming(func, p, same)) continue;
-        Block block = def.block();
-        if (!same.is_valid()) same = make_zero(func, param_var_[p], dfg.value_type(p), block);
-        uint32_t n = num_predecessors(block);
-        for (uint32_t i = 0; i < n; ++i) {
-            for (BlockCall& call : dfg.branch_destinations_mut(predecessor_branch(block, i))) {
-                if (call.block(pool) == block && def.num < call.num_args(pool)) call.remove_arg(def.num, pool);
-            }
-        }
-        remove_param(func, block, p, same);
+        if (!same.is_valid()) same = make_zero(func, param_var_[p], dfg.value_type(p), def.block());
+        drop_param(func, p, same);
         ++removed;
         // Wake the parameters `p` was passed to, and hand them to `same`
         // (they pass `same` now). Users that are gone, or are `same`
@@ -524,7 +540,112 @@ uint32_t SSABuilder::remove_redundant_params(Function& func) {
         }
         user_tail_[same] = kept_tail;
     }
+    return removed + remove_redundant_sccs(func);
+}
+
+// Braun et al. 2013, section 3.2: in irreducible control flow parameters
+// can form cycles that pass nothing but each other and one outside value,
+// though none of them is trivial alone. Tarjan's algorithm (iterative, so
+// no depth limit) finds the strongly connected groups with the groups
+// they pass before them; a group with one outside value in all becomes
+// that value. (A group with several outside values may still hide smaller
+// redundant groups inside; those are kept.)
+uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
+    DataFlowGraph& dfg = func.dfg;
+    scc_nodes_.clear();
+    node_of_.clear();
+    for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
+        for (Value p : dfg.block_params(Block(b))) {
+            if (!is_ssa_param(p)) continue;
+            scc_nodes_.push_back(p);
+            node_of_[p] = static_cast<uint32_t>(scc_nodes_.size());
+        }
+    }
+    const uint32_t n = static_cast<uint32_t>(scc_nodes_.size());
+    if (n == 0) return 0;
+    adj_start_.assign(n + 1, 0);
+    adj_.clear();
+    for (uint32_t u = 0; u < n; ++u) {
+        adj_start_[u] = static_cast<uint32_t>(adj_.size());
+        for_each_incoming(*this, dfg, scc_nodes_[u], [&](Value arg) {
+            uint32_t w = node_of_[resolve(dfg, arg)];
+            if (w != 0 && w - 1 != u) adj_.push_back(w - 1);
+        });
+    }
+    adj_start_[n] = static_cast<uint32_t>(adj_.size());
+
+    t_index_.assign(n, kNone);
+    t_low_.assign(n, 0);
+    t_on_stack_.assign(n, 0);
+    in_scc_.assign(n, 0);
+    t_stack_.clear();
+    t_frames_.clear();
+    uint32_t counter = 0, removed = 0;
+    auto visit = [&](uint32_t v) {
+        t_index_[v] = t_low_[v] = counter++;
+        t_stack_.push_back(v);
+        t_on_stack_[v] = 1;
+        t_frames_.push_back(TarjanFrame{v, adj_start_[v]});
+    };
+    for (uint32_t root = 0; root < n; ++root) {
+        if (t_index_[root] != kNone) continue;
+        visit(root);
+        while (!t_frames_.empty()) {
+            const uint32_t u = t_frames_.back().node;
+            if (t_frames_.back().next_edge < adj_start_[u + 1]) {
+                const uint32_t w = adj_[t_frames_.back().next_edge++];
+                if (t_index_[w] == kNone) {
+                    visit(w);
+                } else if (t_on_stack_[w]) {
+                    t_low_[u] = std::min(t_low_[u], t_index_[w]);
+                }
+                continue;
+            }
+            t_frames_.pop_back();
+            if (!t_frames_.empty()) {
+                const uint32_t parent = t_frames_.back().node;
+                t_low_[parent] = std::min(t_low_[parent], t_low_[u]);
+            }
+            if (t_low_[u] != t_index_[u]) continue;
+            scc_.clear();
+            uint32_t w;
+            do {
+                w = t_stack_.back();
+                t_stack_.pop_back();
+                t_on_stack_[w] = 0;
+                scc_.push_back(w);
+            } while (w != u);
+            removed += settle_scc(func);
+        }
+    }
     return removed;
+}
+
+// The group in scc_: if all its members together receive one value from
+// outside the group (or none: dead code), they all become that value.
+uint32_t SSABuilder::settle_scc(Function& func) {
+    DataFlowGraph& dfg = func.dfg;
+    ++scc_gen_;
+    for (uint32_t m : scc_) in_scc_[m] = scc_gen_;
+    Value outer;
+    bool several = false;
+    for (uint32_t m : scc_) {
+        Value p = scc_nodes_[m];
+        for_each_incoming(*this, dfg, p, [&](Value arg) {
+            Value a = resolve(dfg, arg);
+            uint32_t node = node_of_[a];
+            if (a == p || (node != 0 && in_scc_[node - 1] == scc_gen_) || a == outer) return;
+            if (outer.is_valid()) several = true;
+            outer = a;
+        });
+        if (several) return 0;
+    }
+    Value first = scc_nodes_[scc_[0]];
+    if (!outer.is_valid()) {
+        outer = make_zero(func, param_var_[first], dfg.value_type(first), dfg.value_def(first).block());
+    }
+    for (uint32_t m : scc_) drop_param(func, scc_nodes_[m], outer);
+    return static_cast<uint32_t>(scc_.size());
 }
 
 }  // namespace heron

@@ -170,8 +170,10 @@ public:
 
     /// After every block is sealed: removes each SSA parameter whose
     /// incoming arguments are all one value or itself, repeating until none
-    /// is left (removing one can make another redundant). Returns how many
-    /// it removed.
+    /// is left (removing one can make another redundant), then each strongly
+    /// connected group of parameters that only pass each other and one
+    /// outside value (possible with irreducible control flow; Braun et al.
+    /// 2013, section 3.2). Returns how many it removed.
     uint32_t remove_redundant_params(Function& func);
 
 private:
@@ -212,6 +214,9 @@ private:
     // remove_redundant_params helpers
     bool unique_incoming(Function& func, Value param, Value& same);
     void add_user(Value used, Value user);
+    void drop_param(Function& func, Value param, Value replacement);
+    uint32_t remove_redundant_sccs(Function& func);
+    uint32_t settle_scc(Function& func);
 
     DenseTable<Block, BlockData> blocks_;
     ListPool<Block> pred_block_pool_;
@@ -236,6 +241,20 @@ private:
     std::vector<UserNode> user_nodes_;
     DenseTable<Value, uint32_t> user_head_, user_tail_;
     std::vector<Value> worklist_;
+
+    // remove_redundant_sccs: the parameter graph (an edge from a parameter
+    // to each parameter among its incoming arguments) and Tarjan's
+    // algorithm, iterative.
+    struct TarjanFrame {
+        uint32_t node, next_edge;
+    };
+    std::vector<Value> scc_nodes_;
+    DenseTable<Value, uint32_t> node_of_;  // node + 1, 0 = not a node
+    std::vector<uint32_t> adj_start_, adj_;
+    std::vector<uint32_t> t_index_, t_low_, t_stack_, in_scc_, scc_;
+    std::vector<uint8_t> t_on_stack_;
+    std::vector<TarjanFrame> t_frames_;
+    uint32_t scc_gen_ = 0;
 
     SideEffects side_effects_;
     std::vector<Value> removed_params_;
