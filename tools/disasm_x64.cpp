@@ -39,7 +39,7 @@ ZyanStatus print_address_or_label(const ZydisFormatter* formatter, ZydisFormatte
 /// "  0010:  48 01 f8              " — offset and bytes, padded for 7 bytes.
 std::string line_prefix(uint64_t offset, const uint8_t* bytes, size_t length) {
     constexpr size_t kByteColumns = 7;
-    char buf[16];
+    char buf[24];  // 16 hex digits at most
     std::snprintf(buf, sizeof buf, "%04" PRIx64, offset);
     std::string line = "  ";
     line += buf;
