@@ -153,20 +153,14 @@ private:
     }
 
     // --- emission into the current IR instruction's buffer -------------------
-    MInst& emit(Op op, std::initializer_list<Operand> ops) {
+    MInst& emit(Op op, std::initializer_list<Operand> ops) { return push(op, ops.begin(), ops.end()); }
+    MInst& emit_v(Op op, const std::vector<Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
+    MInst& push(Op op, const Operand* first, const Operand* last) {
         MInst m;
         m.op = op;
         m.ir_inst = cur_inst_;
-        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(ops.size())});
-        pend_ops_.insert(pend_ops_.end(), ops.begin(), ops.end());
-        return buf_.back().m;
-    }
-    MInst& emit_v(Op op, const std::vector<Operand>& ops) {
-        MInst m;
-        m.op = op;
-        m.ir_inst = cur_inst_;
-        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(ops.size())});
-        pend_ops_.insert(pend_ops_.end(), ops.begin(), ops.end());
+        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(last - first)});
+        pend_ops_.insert(pend_ops_.end(), first, last);
         return buf_.back().m;
     }
 
@@ -471,7 +465,6 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
 std::string Lowerer::run() {
     out_.clear();
     Block entry = *f_.layout.entry_block();
-    (void)entry;
     compute_order();
     block_ops_.resize(vblocks_.size());
     // Returns read the hidden return-area pointer, which the entry block
