@@ -32,6 +32,7 @@
 #include "jit/jit_module.h"
 #include "tools/disasm_x64.h"
 #include "tools/filetest.h"
+#include "tools/repl.h"
 
 namespace heron::tools {
 namespace {
@@ -46,7 +47,9 @@ constexpr const char* kUsage =
     "                                   with ARGS typed by its signature; print its results.\n"
     "                                   JIT-compiled unless --interp\n"
     "  compile FILE [--disasm] [--vcode]\n"
-    "                                   compile for the host; print code size, machine code\n";
+    "                                   compile for the host; print code size, machine code\n"
+    "  repl                             interactive session: define CLIF functions, call them,\n"
+    "                                   look at IR and machine code (:help inside)\n";
 
 bool read_file(const std::string& path, std::string& text) {
     std::ifstream in(path, std::ios::binary);
@@ -308,6 +311,7 @@ int main(int argc, char** argv) {
     if (cmd == "verify") return cmd_verify(args);
     if (cmd == "run") return cmd_run(args);
     if (cmd == "compile") return cmd_compile(args);
+    if (cmd == "repl") return run_repl(args);
     if (cmd == "help" || cmd == "--help" || cmd == "-h") {
         std::cout << kUsage;
         return 0;

@@ -1,0 +1,95 @@
+cmake_minimum_required(VERSION 3.22)
+# Runs one scripted session and compares what it prints with an expected
+# transcript (ctest driver for `heron repl` and `heron run FILE.hn`).
+#
+#   cmake -DHERON=... -DINPUT=session.txt -DEXPECTED=session.expected
+#         [-DARGS="repl"] [-DDATA=dir] [-DWORK=dir] [-DRC=n] -P run_session.cmake
+#
+# The command runs in WORK (created afresh, with the files of DATA copied
+# in), stdin from INPUT (if given), stdout and stderr together. Times
+# ("12.3 us") are replaced by "T us" first. Then each line of EXPECTED must
+# match the next output line: exactly, or as a regular expression when it
+# starts with "~ ". A line "..." skips output lines until the next expected
+# line matches. RC, if given, is the exit status the command must have.
+if(NOT ARGS)
+  set(ARGS repl)
+endif()
+separate_arguments(ARGS)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+if(DATA)
+  file(GLOB data_files "${DATA}/*")
+  file(COPY ${data_files} DESTINATION "${WORK}")
+endif()
+if(INPUT)
+  execute_process(COMMAND ${HERON} ${ARGS} INPUT_FILE "${INPUT}" WORKING_DIRECTORY "${WORK}"
+                  OUTPUT_VARIABLE out ERROR_VARIABLE out RESULT_VARIABLE rc)
+else()
+  execute_process(COMMAND ${HERON} ${ARGS} WORKING_DIRECTORY "${WORK}"
+                  OUTPUT_VARIABLE out ERROR_VARIABLE out RESULT_VARIABLE rc)
+endif()
+string(REGEX REPLACE "[0-9]+\\.[0-9] us" "T us" out "${out}")
+file(WRITE "${WORK}/actual.txt" "${out}")
+
+# Lines as lists: ';', '[' and ']' mean something in a CMake list, so they
+# travel as placeholders and are put back before each comparison.
+macro(encode var)
+  string(REPLACE ";" "<semi>" ${var} "${${var}}")
+  string(REPLACE "[" "<lb>" ${var} "${${var}}")
+  string(REPLACE "]" "<rb>" ${var} "${${var}}")
+endmacro()
+macro(decode var)
+  string(REPLACE "<semi>" ";" ${var} "${${var}}")
+  string(REPLACE "<lb>" "[" ${var} "${${var}}")
+  string(REPLACE "<rb>" "]" ${var} "${${var}}")
+endmacro()
+encode(out)
+string(REPLACE "\n" ";" got "${out}")
+file(READ "${EXPECTED}" exp)
+encode(exp)
+string(REPLACE "\n" ";" want "${exp}")
+list(LENGTH got ngot)
+set(g 0)
+set(skipping FALSE)
+foreach(line IN LISTS want)
+  if(line STREQUAL "...")
+    set(skipping TRUE)
+    continue()
+  endif()
+  set(matched FALSE)
+  while(g LESS ngot)
+    list(GET got ${g} actual)
+    math(EXPR g "${g} + 1")
+    set(a "${actual}")
+    decode(a)
+    set(l "${line}")
+    decode(l)
+    if(l MATCHES "^~ (.*)$")
+      if(a MATCHES "^${CMAKE_MATCH_1}$")
+        set(matched TRUE)
+      endif()
+    elseif(l STREQUAL a)
+      set(matched TRUE)
+    endif()
+    if(matched OR NOT skipping)
+      break()
+    endif()
+  endwhile()
+  if(NOT matched)
+    decode(line)
+    decode(actual)
+    message(FATAL_ERROR "expected line not found: '${line}'\n(output line ${g}: '${actual}')\n"
+                        "whole output: ${WORK}/actual.txt")
+  endif()
+  set(skipping FALSE)
+endforeach()
+if(g LESS ngot AND NOT skipping)
+  list(SUBLIST got ${g} -1 rest)
+  list(JOIN rest "" rest_text)
+  if(NOT rest_text STREQUAL "")
+    message(FATAL_ERROR "unexpected output after line ${g}; whole output: ${WORK}/actual.txt")
+  endif()
+endif()
+if(DEFINED RC AND NOT rc STREQUAL "${RC}")
+  message(FATAL_ERROR "exit status ${rc}, expected ${RC}")
+endif()
