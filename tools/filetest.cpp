@@ -23,6 +23,7 @@
 #include "codegen/ir/run_command.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
+#include "tools/filetest_kinds.h"
 
 namespace heron::tools {
 namespace {
@@ -99,6 +100,8 @@ private:
                         const std::function<InterpOutcome(const RunCommand&)>& engine, const char* label);
     void check_run(const RunCommand& cmd, const InterpOutcome& r, uint32_t line, const char* label);
     void run_on_jit(const TestFile& file);
+    /// The kinds of filetest_kinds.h, in the order of the `test` lines.
+    void run_analysis_kinds(const TestFile& file);
 
     std::string path_;
     const FileTestOptions& opts_;
@@ -161,13 +164,25 @@ FileTestStats FileRun::run(std::string_view text) {
             }
         }
     }
+    run_analysis_kinds(file);
     for (const std::string& k : kinds) {
-        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run"};
+        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops"};
         if (known.count(k)) continue;
         out_ += path_ + ": note: test kind '" + k + "' is not supported yet (skipped)\n";
         ++stats_.skipped;
     }
     return stats_;
+}
+
+void FileRun::run_analysis_kinds(const TestFile& file) {
+    KindReport report{path_, out_, stats_};
+    for (const std::string& t : file.tests) {
+        const std::string kind = first_word(t);
+        for (const ParsedFunction& pf : file.functions) {
+            if (kind == "domtree") run_domtree_kind(pf, report);
+            if (kind == "loops") run_loops_kind(pf, report);
+        }
+    }
 }
 
 void FileRun::check_parse_errors(std::string_view text, const Diagnostics& errors) {
