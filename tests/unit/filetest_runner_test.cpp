@@ -144,7 +144,7 @@ TEST(FileTestRunner, CatRoundTrips) {
 }
 
 TEST(FileTestRunner, UnknownKindIsSkippedNotFailed) {
-    std::string text = std::string("test domtree\n") + kAddBody;
+    std::string text = std::string("test structure\n") + kAddBody;
     std::string out;
     FileTestStats s = run(text, out);
     EXPECT_EQ(s.failed, 0u) << out;
