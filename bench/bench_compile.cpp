@@ -1,0 +1,280 @@
+// Compile speed of the x86-64 backend, end to end (IR -> installed code in
+// a JITModule) and stage by stage: verify, lower, regalloc, emit, install
+// (map, copy, protect, register trap sites; the old version released as a
+// redefinition does). opt_level none: there is no optimizer yet.
+//
+// Inputs: a trivial function (one iadd) for the per-function fixed cost,
+// and generated functions of ~1K, 10K, 100K and 1M IR instructions (blocks
+// of integer ALU work on a window of live values, immediates, shifts, a
+// stack slot store/load, float adds, a compare and a conditional branch
+// passing block arguments) for the per-instruction cost.
+//
+// Directions from issue #4: >= 10 M IR inst/s end to end at opt_level
+// none, <= 2 us for the trivial function, time/inst at 1M within 2x of 1K.
+// Counters: `inst/s` (IR instructions per second) and `time/inst`.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "codegen/ir/parser.h"
+#include "codegen/isa/x64/emit.h"
+#include "codegen/isa/x64/lower.h"
+#include "codegen/isa/x64/settings.h"
+#include "codegen/machinst/isa.h"
+#include "codegen/verifier/verifier.h"
+#include "jit/code_memory.h"
+#include "jit/jit_module.h"
+#include "jit/trap_registry.h"
+
+namespace {
+
+using namespace heron;
+
+constexpr const char* kTrivial = R"(
+function %trivial(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+}
+)";
+
+/// Generates the text of a function of about `target_insts` IR instructions.
+class Generator {
+public:
+    std::string text;
+    int insts = 0;
+
+    explicit Generator(int target_insts) {
+        text = "function %big(i64, i64, f64) -> i64 {\n    ss0 = explicit_slot 64\n";
+        text += "block0(v0: i64, v1: i64, v2: f64):\n";
+        int slot = value();  // v3
+        text += "    v" + std::to_string(slot) + " = stack_addr.i64 ss0\n";
+        ++insts;
+        slot_ = slot;
+        text += "    jump block1(v0, v1, v2)\n";
+        ++insts;
+        int block = 1;
+        while (true) {
+            bool last = insts + 30 >= target_insts;
+            block_(block, last);
+            if (last) break;
+            ++block;
+        }
+        text += "}\n";
+    }
+
+private:
+    int next_ = 3;
+    int slot_ = 0;
+    uint64_t rng_ = 0x9e3779b97f4a7c15ull;
+
+    int value() { return next_++; }
+    unsigned rand(unsigned n) {
+        rng_ = rng_ * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<unsigned>(rng_ >> 33) % n;
+    }
+    static std::string v(int k) { return "v" + std::to_string(k); }
+    void line(const std::string& s) {
+        text += "    " + s + "\n";
+        ++insts;
+    }
+
+    void block_(int b, bool last) {
+        int a = value(), c = value(), f = value();
+        text += "block" + std::to_string(b) + "(" + v(a) + ": i64, " + v(c) + ": i64, " + v(f) + ": f64):\n";
+        int window[8] = {a, c, a, c, a, c, a, c};
+        int wn = 2;
+        auto pick = [&] { return window[rand(wn < 8 ? wn : 8)]; };
+        auto push = [&](int r) { window[(wn++) % 8] = r; };
+        static const char* kOps[] = {"iadd", "isub", "imul", "bxor", "band", "bor", "iadd", "isub"};
+        for (int k = 0; k < 14; ++k) {
+            int r = value();
+            switch (rand(6)) {
+            case 0: {  // an immediate operand
+                int kc = value();
+                line(v(kc) + " = iconst.i64 " + std::to_string(rand(1000)));
+                line(v(r) + " = " + kOps[rand(8)] + " " + v(pick()) + ", " + v(kc));
+                break;
+            }
+            case 1: {  // a shift by a constant
+                int kc = value();
+                line(v(kc) + " = iconst.i64 " + std::to_string(1 + rand(7)));
+                line(v(r) + " = " + (rand(2) ? "ishl " : "ushr ") + v(pick()) + ", " + v(kc));
+                break;
+            }
+            default: line(v(r) + " = " + kOps[rand(8)] + " " + v(pick()) + ", " + v(pick())); break;
+            }
+            push(r);
+        }
+        // A stack slot round trip.
+        line("store " + v(pick()) + ", " + v(slot_) + "+" + std::to_string(8 * rand(8)));
+        int ld = value();
+        line(v(ld) + " = load.i64 " + v(slot_) + "+" + std::to_string(8 * rand(8)));
+        push(ld);
+        int g = value();
+        line(v(g) + " = fadd " + v(f) + ", " + v(f));
+        int x = pick(), y = pick();
+        if (last) {
+            int s = value();
+            line(v(s) + " = iadd " + v(x) + ", " + v(y));
+            line("return " + v(s));
+            return;
+        }
+        int cond = value();
+        line(v(cond) + " = icmp ult " + v(x) + ", " + v(y));
+        std::string next = "block" + std::to_string(b + 1);
+        line("brif " + v(cond) + ", " + next + "(" + v(x) + ", " + v(y) + ", " + v(g) + "), " + next + "(" + v(y) +
+             ", " + v(x) + ", " + v(f) + ")");
+    }
+};
+
+struct Input {
+    std::unique_ptr<Function> func;
+    int insts = 0;
+};
+
+/// One parsed function per size (0: the trivial function), built once.
+const Input& input(int64_t size) {
+    static std::map<int64_t, Input> cache;
+    auto it = cache.find(size);
+    if (it != cache.end()) return it->second;
+    Input in;
+    std::string text;
+    if (size == 0) {
+        text = kTrivial;
+        in.insts = 2;
+    } else {
+        Generator g(static_cast<int>(size));
+        text = std::move(g.text);
+        in.insts = g.insts;
+    }
+    Diagnostics errs;
+    auto funcs = parse_functions(text, errs);
+    if (!errs.empty() || funcs.size() != 1) std::abort();
+    in.func = std::move(funcs[0]);
+    VerifierErrors verrs;
+    if (!verify_function(*in.func, verrs)) std::abort();
+    return cache.emplace(size, std::move(in)).first->second;
+}
+
+void set_counters(benchmark::State& state, int insts) {
+    state.counters["insts"] = insts;
+    state.counters["inst/s"] = benchmark::Counter(double(insts) * state.iterations(), benchmark::Counter::kIsRate);
+    // Seconds per IR instruction (printed with an SI prefix: 80n = 80 ns).
+    state.counters["time/inst"] = benchmark::Counter(
+        double(insts), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+/// End to end: verify + compile in define_function, then install in
+/// finalize_definitions (redefining the same function each iteration, so
+/// the previous code is released as it would be in a long-running JIT).
+void BM_EndToEnd(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    JITModule jit;
+    FuncId id = jit.declare_function("f", Linkage::Export, in.func->signature).value();
+    for (auto _ : state) {
+        if (auto e = jit.define_function(id, *in.func)) state.SkipWithError(e->message.c_str());
+        if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
+        benchmark::DoNotOptimize(jit.get_finalized_function(id));
+    }
+    set_counters(state, in.insts);
+}
+
+void BM_Verify(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    VerifierErrors errs;
+    for (auto _ : state) {
+        errs.clear();
+        if (!verify_function(*in.func, errs)) state.SkipWithError("does not verify");
+    }
+    set_counters(state, in.insts);
+}
+
+void BM_Lower(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    x64::Settings settings = x64::Settings::host();
+    x64::VCode vcode;
+    for (auto _ : state) {
+        vcode.clear();
+        std::string err = x64::lower_function(*in.func, settings, vcode);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(vcode.insts.data());
+    }
+    set_counters(state, in.insts);
+}
+
+void BM_Regalloc(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    x64::Settings settings = x64::Settings::host();
+    x64::VCode vcode;
+    if (!x64::lower_function(*in.func, settings, vcode).empty()) std::abort();
+    ra::Context ctx;
+    ra::Output out;
+    for (auto _ : state) {
+        out.clear();
+        std::string err = ra::allocate(vcode.ra, x64::machine_env(), out, ctx);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(out.allocs.data());
+    }
+    set_counters(state, in.insts);
+}
+
+void BM_Emit(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    x64::Settings settings = x64::Settings::host();
+    x64::VCode vcode;
+    if (!x64::lower_function(*in.func, settings, vcode).empty()) std::abort();
+    ra::Context ctx;
+    ra::Output alloc;
+    if (!ra::allocate(vcode.ra, x64::machine_env(), alloc, ctx).empty()) std::abort();
+    CompiledCode code;
+    for (auto _ : state) {
+        code.clear();
+        std::string err = x64::emit_function(*in.func, vcode, alloc, settings, code);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(code.bytes.data());
+    }
+    set_counters(state, in.insts);
+}
+
+/// What finalize_definitions does per function: map, copy, protect,
+/// register the trap sites; then release the previous version.
+void BM_Install(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    std::unique_ptr<TargetIsa> isa = host_isa();
+    CompiledCode code;
+    if (!isa->compile(*in.func, CompileOptions{}, code).empty()) std::abort();
+    CodeMemory memory;
+    for (auto _ : state) {
+        JitResult<CodeRegion> region = memory.allocate(code.bytes.size());
+        if (!region) {
+            state.SkipWithError("allocate failed");
+            break;
+        }
+        memory.copy_code(region.value(), 0, code.bytes);
+        memory.finalize(region.value());
+        std::vector<TrapSite> sites;
+        sites.reserve(code.trap_sites.size());
+        for (const CodeTrapSite& s : code.trap_sites) sites.push_back(TrapSite{s.offset, s.code, {}});
+        TrapRegistry::global().register_range(region.value().code, code.bytes.size(), "f", std::move(sites));
+        TrapRegistry::global().unregister_range(region.value().code);
+        memory.release(region.value());
+    }
+    set_counters(state, in.insts);
+}
+
+// Arg 0 is the trivial function.
+#define HERON_SIZES ->Arg(0)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
+BENCHMARK(BM_EndToEnd) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Verify) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Lower) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Regalloc) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Emit) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Install) HERON_SIZES->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,250 @@
+// Runtime of JIT-compiled code: eight kernels written in CLIF
+// (bench/kernels/*.clif) against the same kernels in C++ compiled by the
+// host compiler at -O2 -fno-inline (bench/kernels/kernels_c.cpp), in one
+// binary. Prints, per kernel, the best-of-N time of each side and the
+// ratio JIT / C, then the geomean of the ratios. Each kernel's result (its
+// return value and the memory it writes) must equal the C result, else the
+// benchmark fails with exit status 1.
+//
+// Direction from issue #4: geomean <= 1.6x gcc -O2 with no optimizer,
+// <= 1.1x once the optimizer lands.
+//
+//   bench_kernels [--reps=N] [--filter=NAME]     (other --flags are ignored)
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/parser.h"
+#include "jit/jit_module.h"
+#include "kernels/kernels_c.h"
+
+namespace {
+
+using namespace heron;
+using namespace heron::bench;
+
+/// FNV-1a over bytes: a digest of a kernel's result and output memory.
+struct Digest {
+    uint64_t h = 0xcbf29ce484222325ull;
+    Digest& add(const void* p, size_t n) {
+        const auto* b = static_cast<const uint8_t*>(p);
+        for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+        return *this;
+    }
+    template <typename T>
+    Digest& add(T v) {
+        return add(&v, sizeof v);
+    }
+};
+
+struct Kernel {
+    std::string name;
+    std::function<void()> reset;          // restores the inputs (not timed)
+    std::function<uint64_t()> run_c, run_jit;  // digest of the result
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Compiles every function of bench/kernels/NAME.clif into `jit`; returns
+/// the id of the function called NAME.
+FuncId load_kernel(JITModule& jit, const std::string& name) {
+    std::string path = std::string(HERON_SOURCE_DIR) + "/bench/kernels/" + name + ".clif";
+    ParseOutcome p = parse_test_file(read_file(path));
+    if (!p.ok() || p.file.functions.empty()) {
+        std::fprintf(stderr, "%s: does not parse\n", path.c_str());
+        std::exit(1);
+    }
+    std::optional<FuncId> wanted;
+    std::vector<std::pair<FuncId, const Function*>> defs;
+    for (const ParsedFunction& pf : p.file.functions) {
+        const Function& f = *pf.func;
+        std::string fname = f.name.to_string();
+        if (!fname.empty() && fname[0] == '%') fname.erase(0, 1);
+        FuncId id = jit.declare_function(fname, Linkage::Export, f.signature).value();
+        if (fname == name) wanted = id;
+        if (auto e = jit.define_function(id, f)) {
+            std::fprintf(stderr, "%s: %s\n", path.c_str(), e->message.c_str());
+            std::exit(1);
+        }
+    }
+    if (auto e = jit.finalize_definitions()) {
+        std::fprintf(stderr, "%s: %s\n", path.c_str(), e->message.c_str());
+        std::exit(1);
+    }
+    if (!wanted) {
+        std::fprintf(stderr, "%s: no function %%%s\n", path.c_str(), name.c_str());
+        std::exit(1);
+    }
+    return *wanted;
+}
+
+template <typename Fn>
+Fn* jit_fn(JITModule& jit, const std::string& name) {
+    return jit.get_function<Fn>(load_kernel(jit, name));
+}
+
+std::vector<Kernel> make_kernels(JITModule& jit) {
+    std::vector<Kernel> ks;
+    // Inputs come from the command line's world (not constants the C
+    // compiler could see): they are read through volatile.
+    static volatile int64_t fib_n = 32;
+    {
+        auto* f = jit_fn<int64_t(int64_t)>(jit, "fib");
+        ks.push_back({"fib", [] {}, [] { return Digest().add(k_fib(fib_n)).h; }, [f] { return Digest().add(f(fib_n)).h; }});
+    }
+    {
+        static volatile uint64_t n = 4'000'000;
+        static std::vector<uint8_t> buf(n);
+        auto* f = jit_fn<int64_t(uint8_t*, uint64_t)>(jit, "sieve");
+        auto reset = [] { std::memset(buf.data(), 0x55, buf.size()); };
+        ks.push_back({"sieve", reset,
+                      [] { return Digest().add(k_sieve(buf.data(), n)).add(buf.data(), buf.size()).h; },
+                      [f] { return Digest().add(f(buf.data(), n)).add(buf.data(), buf.size()).h; }});
+    }
+    {
+        static volatile uint64_t n = 160;
+        static std::vector<double> a(n * n), b(n * n), c(n * n);
+        for (size_t i = 0; i < a.size(); ++i) {
+            a[i] = static_cast<double>((i * 7) % 13) - 6.5;
+            b[i] = static_cast<double>((i * 5) % 11) * 0.25;
+        }
+        auto* f = jit_fn<void(const double*, const double*, double*, uint64_t)>(jit, "matmul");
+        auto reset = [] { std::fill(c.begin(), c.end(), -1.0); };
+        ks.push_back({"matmul", reset,
+                      [] {
+                          k_matmul(a.data(), b.data(), c.data(), n);
+                          return Digest().add(c.data(), c.size() * 8).h;
+                      },
+                      [f] {
+                          f(a.data(), b.data(), c.data(), n);
+                          return Digest().add(c.data(), c.size() * 8).h;
+                      }});
+    }
+    {
+        static volatile int64_t w = 320, h = 240, maxiter = 200;
+        auto* f = jit_fn<int64_t(int64_t, int64_t, int64_t)>(jit, "mandelbrot");
+        ks.push_back({"mandelbrot", [] {}, [] { return Digest().add(k_mandelbrot(w, h, maxiter)).h; },
+                      [f] { return Digest().add(f(w, h, maxiter)).h; }});
+    }
+    {
+        static volatile uint64_t len = 4'000'000;
+        static std::vector<uint8_t> buf(len);
+        static uint32_t table[256];
+        for (uint32_t i = 0; i < 256; ++i) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+        uint64_t x = 88172645463325252ull;
+        for (uint8_t& byte : buf) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            byte = static_cast<uint8_t>(x);
+        }
+        auto* f = jit_fn<uint32_t(const uint8_t*, uint64_t, const uint32_t*)>(jit, "crc32");
+        ks.push_back({"crc32", [] {}, [] { return Digest().add(k_crc32(buf.data(), len, table)).h; },
+                      [f] { return Digest().add(f(buf.data(), len, table)).h; }});
+    }
+    {
+        static volatile uint64_t limit = 300'000;
+        auto* f = jit_fn<int64_t(uint64_t)>(jit, "collatz");
+        ks.push_back({"collatz", [] {}, [] { return Digest().add(k_collatz(limit)).h; },
+                      [f] { return Digest().add(f(limit)).h; }});
+    }
+    {
+        static volatile int32_t count = 3'000'000;
+        // cnt = count; loop: acc += 7; acc *= 31; acc ^= acc >> 13;
+        // acc ^= 0x5bd1e995; cnt -= 1; if cnt goto loop; halt.
+        static std::vector<int32_t> code = {7, count, 1, 7, 2, 31, 6, 13, 3, 0x5bd1e995, 4, 0, 5, 1, 0, 0};
+        auto* f = jit_fn<int64_t(const int32_t*)>(jit, "bytecode");
+        ks.push_back({"bytecode", [] {}, [] { return Digest().add(k_bytecode(code.data())).h; },
+                      [f] { return Digest().add(f(code.data())).h; }});
+    }
+    {
+        static volatile uint64_t steps = 400'000;
+        static constexpr uint64_t kBodies = 5;
+        static double bodies[kBodies * 7];
+        auto reset = [] {
+            for (uint64_t i = 0; i < kBodies; ++i) {
+                double* b = bodies + 7 * i;
+                double t = static_cast<double>(i);
+                b[0] = 4.0 * std::cos(t), b[1] = 3.0 * std::sin(t), b[2] = 0.1 * t;
+                b[3] = -0.3 * std::sin(t), b[4] = 0.4 * std::cos(t), b[5] = 0.01 * t;
+                b[6] = i == 0 ? 39.47 : 0.01 * (t + 1.0);
+            }
+        };
+        auto* f = jit_fn<void(double*, uint64_t, uint64_t)>(jit, "nbody");
+        ks.push_back({"nbody", reset,
+                      [] {
+                          k_nbody(bodies, kBodies, steps);
+                          return Digest().add(bodies, sizeof bodies).h;
+                      },
+                      [f] {
+                          f(bodies, kBodies, steps);
+                          return Digest().add(bodies, sizeof bodies).h;
+                      }});
+    }
+    return ks;
+}
+
+volatile uint64_t g_sink = 0;
+
+double seconds(const std::function<void()>& reset, const std::function<uint64_t()>& run) {
+    reset();
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t d = run();
+    auto t1 = std::chrono::steady_clock::now();
+    g_sink = g_sink + d;
+    return std::chrono::duration<double>(t1 - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int reps = 7;
+    std::string filter;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
+        if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
+    }
+    JITModule jit;
+    std::vector<Kernel> kernels = make_kernels(jit);
+    std::printf("%-12s %12s %12s %8s\n", "kernel", "C -O2 (ms)", "JIT (ms)", "JIT/C");
+    double log_sum = 0;
+    int n = 0;
+    bool ok = true;
+    for (const Kernel& k : kernels) {
+        if (!filter.empty() && k.name.find(filter) == std::string::npos) continue;
+        k.reset();
+        uint64_t want = k.run_c();
+        k.reset();
+        uint64_t got = k.run_jit();
+        if (got != want) {
+            std::printf("%-12s MISMATCH: the JIT result differs from the C result\n", k.name.c_str());
+            ok = false;
+            continue;
+        }
+        double best_c = 1e30, best_j = 1e30;
+        for (int r = 0; r < reps; ++r) {  // interleaved, so drift hits both
+            best_c = std::min(best_c, seconds(k.reset, k.run_c));
+            best_j = std::min(best_j, seconds(k.reset, k.run_jit));
+        }
+        double ratio = best_j / best_c;
+        std::printf("%-12s %12.2f %12.2f %7.2fx\n", k.name.c_str(), best_c * 1e3, best_j * 1e3, ratio);
+        log_sum += std::log(ratio);
+        ++n;
+    }
+    if (n > 0) std::printf("%-12s %12s %12s %7.2fx\n", "geomean", "", "", std::exp(log_sum / n));
+    return ok ? 0 : 1;
+}
