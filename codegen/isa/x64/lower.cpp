@@ -119,8 +119,8 @@ private:
     void compute_order();
 
     // --- value/vreg plumbing ------------------------------------------------
-    VReg vreg_of(Value v) {
-        v = dfg_.resolve_aliases(v);
+    VReg vreg_of(Value v) { return vreg_of_resolved(dfg_.resolve_aliases(v)); }
+    VReg vreg_of_resolved(Value v) {
         VReg& r = value_vreg_[v];
         if (!r.is_valid()) r = VReg(next_vreg_++, class_of(dfg_.value_type(v)));
         return r;
@@ -129,7 +129,7 @@ private:
     VReg use(Value v) {
         v = dfg_.resolve_aliases(v);
         needed_[v] = 1;
-        return vreg_of(v);
+        return vreg_of_resolved(v);
     }
     VReg def(Value v) { return vreg_of(v); }
     VReg temp(RegClass c) { return VReg(next_vreg_++, c); }
@@ -152,17 +152,37 @@ private:
         return d.inst();
     }
 
-    // --- emission into the current IR instruction's buffer -------------------
+    // --- emission -------------------------------------------------------------
+    // Machine instructions and their operands go straight into the VCode's
+    // arrays, built back to front: the instructions of one IR instruction
+    // are pushed in order and reversed as a group when it is done
+    // (`end_group`), and `finish` reverses the whole arrays once. Each
+    // operand is written once and then only moved in place.
     MInst& emit(Op op, std::initializer_list<Operand> ops) { return push(op, ops.begin(), ops.end()); }
     MInst& emit_v(Op op, const std::vector<Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
     MInst& push(Op op, const Operand* first, const Operand* last) {
-        MInst m;
+        MInst& m = out_.insts.emplace_back();
         m.op = op;
         m.ir_inst = cur_inst_;
-        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(last - first)});
-        pend_ops_.insert(pend_ops_.end(), first, last);
-        return buf_.back().m;
+        out_.ra.operands.insert(out_.ra.operands.end(), first, last);
+        op_counts_.push_back(static_cast<uint32_t>(last - first));
+        return m;
     }
+    struct GroupMark {
+        size_t insts, ops;
+    };
+    GroupMark begin_group(uint32_t ir_inst) {
+        cur_inst_ = ir_inst;
+        return {out_.insts.size(), out_.ra.operands.size()};
+    }
+    void end_group(GroupMark g) {
+        std::reverse(out_.insts.begin() + static_cast<ptrdiff_t>(g.insts), out_.insts.end());
+        std::reverse(op_counts_.begin() + static_cast<ptrdiff_t>(g.insts), op_counts_.end());
+        std::reverse(out_.ra.operands.begin() + static_cast<ptrdiff_t>(g.ops), out_.ra.operands.end());
+    }
+    /// Puts the instructions in program order and builds the allocator's
+    /// instruction arrays (operand offsets, flags, clobbers).
+    void finish_insts();
 
     // Small builders returning the defined vreg.
     VReg mov_imm(int64_t v, VReg dst) {
@@ -297,18 +317,12 @@ private:
     const Settings& settings_;
     VCode& out_;
 
-    struct Pending {
-        MInst m;
-        uint32_t ops_begin, ops_count;
-    };
-    std::vector<Pending> buf_;         // current IR instruction's machine instructions, in order
-    std::vector<Operand> pend_ops_;
-    std::vector<Pending> block_buf_;   // current block, reversed
+    std::vector<uint32_t> op_counts_;    // operands per instruction, parallel to out_.insts
+    std::vector<uint32_t> block_sizes_;  // instructions per VCode block (reversed until finish_insts)
     uint32_t cur_inst_ = kNone;
 
     SecondaryMap<Value, VReg> value_vreg_;
     SecondaryMap<Value, uint8_t> needed_;
-    std::vector<std::vector<Operand>> block_ops_;  // per VCode block, after lowering
     uint32_t next_vreg_ = 0;
 
     // Block order and edges.
@@ -318,7 +332,6 @@ private:
         uint32_t ir = kNone;                   // IR block, or kNone for an edge block
         std::vector<uint32_t> succs;           // VCode blocks, in terminator target order
         std::vector<std::vector<Value>> args;  // per successor: IR values passed
-        std::vector<Pending> insts;            // lowered, in order
         // Edge block: the IR target and the args it passes.
         uint32_t edge_target = kNone;
         std::vector<Value> edge_args;
@@ -466,7 +479,8 @@ std::string Lowerer::run() {
     out_.clear();
     Block entry = *f_.layout.entry_block();
     compute_order();
-    block_ops_.resize(vblocks_.size());
+    value_vreg_.resize(dfg_.num_values());
+    needed_.resize(dfg_.num_values());
     // Returns read the hidden return-area pointer, which the entry block
     // (lowered last) defines: name its vreg first.
     if (overflow_returns(f_.signature) > 0) ret_area_ = temp(RegClass::Int);
@@ -474,16 +488,13 @@ std::string Lowerer::run() {
     // Lower blocks in reverse emission order, instructions backwards.
     for (uint32_t vb = static_cast<uint32_t>(vblocks_.size()); vb-- > 0;) {
         VBlock& blk = vblocks_[vb];
-        block_buf_.clear();
-        pend_ops_.clear();
+        size_t block_start = out_.insts.size();
         if (blk.ir == kNone) {
             // Edge block: a jump passing the edge's arguments.
             for (Value a : blk.edge_args) use(a);
-            cur_inst_ = kNone;
-            buf_.clear();
-            MInst& j = emit(Op::Jmp, {});
-            j.aux = blk.succs[0];
-            for (auto& p : buf_) block_buf_.push_back(p);
+            GroupMark g = begin_group(kNone);
+            emit(Op::Jmp, {}).aux = blk.succs[0];
+            end_group(g);
         } else {
             Block b(blk.ir);
             for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
@@ -495,61 +506,32 @@ std::string Lowerer::run() {
                     for (Value r : dfg_.inst_results(*i)) any |= needed_[r];
                     if (!any) continue;
                 }
-                buf_.clear();
-                cur_inst_ = i->index();
+                GroupMark g = begin_group(i->index());
                 std::string err = lower_inst(*i);
                 if (!err.empty()) return err;
-                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
+                end_group(g);
             }
             if (b == entry) {
-                buf_.clear();
-                cur_inst_ = kNone;
+                GroupMark g = begin_group(kNone);
                 std::string err = lower_args();
                 if (!err.empty()) return err;
-                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
+                end_group(g);
             }
         }
-        // Materialize the block: reverse into order, copying operands out of
-        // the pending pool (which is per block).
-        blk.insts.clear();
-        for (auto it = block_buf_.rbegin(); it != block_buf_.rend(); ++it) blk.insts.push_back(*it);
-        // Stash operands with the block: re-base into a per-block vector.
-        std::vector<Operand>& store = block_ops_[vb];
-        store.clear();
-        for (Pending& p : blk.insts) {
-            uint32_t at = static_cast<uint32_t>(store.size());
-            store.insert(store.end(), pend_ops_.begin() + p.ops_begin, pend_ops_.begin() + p.ops_begin + p.ops_count);
-            p.ops_begin = at;
-        }
+        block_sizes_.push_back(static_cast<uint32_t>(out_.insts.size() - block_start));
     }
+    finish_insts();
 
-    // Assemble the VCode and the allocator's view.
+    // The allocator's view of the blocks.
     ra::Function& r = out_.ra;
     r.num_vregs = 0;
     r.block_insts_begin.push_back(0);
     r.succs_begin.push_back(0);
     r.params_begin.push_back(0);
     r.branch_args_begin.push_back(0);
-    r.operands_begin.push_back(0);
     for (uint32_t vb = 0; vb < vblocks_.size(); ++vb) {
         VBlock& blk = vblocks_[vb];
-        for (Pending& p : blk.insts) {
-            MInst m = p.m;
-            const std::vector<Operand>& ops = block_ops_[vb];
-            r.operands.insert(r.operands.end(), ops.begin() + p.ops_begin, ops.begin() + p.ops_begin + p.ops_count);
-            r.operands_begin.push_back(static_cast<uint32_t>(r.operands.size()));
-            uint8_t fl = 0;
-            bool leaves = m.op == Op::Ret || m.op == Op::Trap || m.op == Op::TailCall || m.op == Op::TailCallInd;
-            if (leaves || m.op == Op::Jmp || m.op == Op::Jcc || m.op == Op::JccFloat || m.op == Op::BrTable)
-                fl |= ra::inst_flags::kTerminator;
-            if (leaves) fl |= ra::inst_flags::kReturn;
-            if (m.op == Op::MovRR || m.op == Op::FMov) fl |= ra::inst_flags::kMove;
-            r.flags.push_back(fl);
-            if (m.op == Op::Call || m.op == Op::CallInd)
-                r.clobbers.push_back({static_cast<uint32_t>(out_.insts.size()), caller_saved()});
-            out_.insts.push_back(m);
-        }
-        r.block_insts_begin.push_back(static_cast<uint32_t>(out_.insts.size()));
+        r.block_insts_begin.push_back(r.block_insts_begin.back() + block_sizes_[vb]);
         for (uint32_t k = 0; k < blk.succs.size(); ++k) {
             r.succs.push_back(blk.succs[k]);
             for (Value a : blk.args[k]) r.branch_args.push_back(vreg_of(a));
@@ -563,19 +545,42 @@ std::string Lowerer::run() {
         r.loop_depth.push_back(0);
         out_.block_ir.push_back(blk.ir);
     }
-    // Predecessors.
+    // Predecessors, in CSR form by counting (each list in increasing order).
     uint32_t nb = static_cast<uint32_t>(vblocks_.size());
-    std::vector<std::vector<uint32_t>> preds(nb);
+    r.preds_begin.assign(nb + 1, 0);
+    for (uint32_t s : r.succs) ++r.preds_begin[s + 1];
+    for (uint32_t b = 0; b < nb; ++b) r.preds_begin[b + 1] += r.preds_begin[b];
+    r.preds.resize(r.succs.size());
+    std::vector<uint32_t> fill(r.preds_begin.begin(), r.preds_begin.end() - 1);
     for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) preds[r.succs[e]].push_back(b);
-    }
-    r.preds_begin.push_back(0);
-    for (uint32_t b = 0; b < nb; ++b) {
-        r.preds.insert(r.preds.end(), preds[b].begin(), preds[b].end());
-        r.preds_begin.push_back(static_cast<uint32_t>(r.preds.size()));
+        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) r.preds[fill[r.succs[e]]++] = b;
     }
     r.num_vregs = next_vreg_;
     return {};
+}
+
+void Lowerer::finish_insts() {
+    ra::Function& r = out_.ra;
+    std::reverse(out_.insts.begin(), out_.insts.end());
+    std::reverse(op_counts_.begin(), op_counts_.end());
+    std::reverse(r.operands.begin(), r.operands.end());
+    std::reverse(block_sizes_.begin(), block_sizes_.end());
+    uint32_t n = static_cast<uint32_t>(out_.insts.size());
+    r.operands_begin.resize(n + 1);
+    r.flags.resize(n);
+    r.operands_begin[0] = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        r.operands_begin[i + 1] = r.operands_begin[i] + op_counts_[i];
+        Op op = out_.insts[i].op;
+        uint8_t fl = 0;
+        bool leaves = op == Op::Ret || op == Op::Trap || op == Op::TailCall || op == Op::TailCallInd;
+        if (leaves || op == Op::Jmp || op == Op::Jcc || op == Op::JccFloat || op == Op::BrTable)
+            fl |= ra::inst_flags::kTerminator;
+        if (leaves) fl |= ra::inst_flags::kReturn;
+        if (op == Op::MovRR || op == Op::FMov) fl |= ra::inst_flags::kMove;
+        r.flags[i] = fl;
+        if (op == Op::Call || op == Op::CallInd) r.clobbers.push_back({i, caller_saved()});
+    }
 }
 
 std::string Lowerer::lower_args() {
@@ -583,6 +588,7 @@ std::string Lowerer::lower_args() {
     std::vector<Operand> defs;
     unsigned ni = 0, nf = 0;
     int64_t stack_off = 16;  // above the saved rbp and the return address
+    size_t first_inst = out_.insts.size(), first_op = out_.ra.operands.size();
     if (overflow_returns(sig) > 0) {
         defs.push_back(Operand::def_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
     }
@@ -610,11 +616,12 @@ std::string Lowerer::lower_args() {
         }
     }
     // The Args pseudo-instruction defines the register arguments; it comes
-    // before the incoming-stack loads in program order.
-    std::vector<Pending> loads(buf_.begin(), buf_.end());
-    buf_.clear();
+    // before the incoming-stack loads (emitted above) in program order.
     emit_v(Op::Args, defs);
-    for (auto& l : loads) buf_.push_back(l);
+    std::rotate(out_.insts.begin() + static_cast<ptrdiff_t>(first_inst), out_.insts.end() - 1, out_.insts.end());
+    std::rotate(op_counts_.begin() + static_cast<ptrdiff_t>(first_inst), op_counts_.end() - 1, op_counts_.end());
+    std::rotate(out_.ra.operands.begin() + static_cast<ptrdiff_t>(first_op),
+                out_.ra.operands.end() - static_cast<ptrdiff_t>(defs.size()), out_.ra.operands.end());
     return {};
 }
 
