@@ -32,6 +32,7 @@
 #include "jit/jit_module.h"
 #include "tools/disasm_x64.h"
 #include "tools/filetest.h"
+#include "tools/lang/lang.h"
 #include "tools/repl.h"
 
 namespace heron::tools {
@@ -45,7 +46,8 @@ constexpr const char* kUsage =
     "  run FILE [--fn NAME] [--time] [--interp] [ARGS...]\n"
     "                                   call a function (default: %main, or the first one)\n"
     "                                   with ARGS typed by its signature; print its results.\n"
-    "                                   JIT-compiled unless --interp\n"
+    "                                   JIT-compiled unless --interp. FILE.hn: a program in\n"
+    "                                   the small language (docs/lang.md), default fn main\n"
     "  compile FILE [--disasm] [--vcode]\n"
     "                                   compile for the host; print code size, machine code\n"
     "  repl                             interactive session: define CLIF functions, call them,\n"
@@ -139,6 +141,13 @@ int cmd_run(const std::vector<std::string>& args) {
         return 2;
     }
     if (!fn.empty() && fn[0] == '%') fn = fn.substr(1);
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".hn") == 0) {
+        if (interp_only) {
+            std::cerr << path << ": --interp runs CLIF files only\n";
+            return 2;
+        }
+        return lang::run_file(path, fn, show_time, values);
+    }
     ParseOutcome parsed;
     if (!load(path, parsed) || !verify_file(path, parsed.file)) return 1;
     const Function* target = nullptr;

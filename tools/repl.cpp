@@ -39,6 +39,10 @@
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
 #include "tools/disasm_x64.h"
+#include "tools/lang/codegen.h"
+#include "tools/lang/host.h"
+#include "tools/lang/lang.h"
+#include "tools/lang/parser.h"
 
 namespace heron::tools {
 
@@ -49,11 +53,14 @@ constexpr const char* kHelp =
     "  function %name(...) -> ... { ... }   define (multi-line, until the closing brace);\n"
     "                                      defining a name again replaces it\n"
     "  %name(arg, ...)                     call on the JIT; prints the results and the time\n"
+    "  :lang / :clif                       switch to the small language (docs/lang.md) and back:\n"
+    "                                      `fn f(x: i64) -> i64 { ... }` defines, any other\n"
+    "                                      input runs at once (`fib(20)`, `for i in 0..3 { print(i); }`)\n"
     "Commands:\n"
     "  :ir NAME          the function's IR\n"
     "  :asm NAME         its machine code (x86-64 disassembly)\n"
     "  :time on|off      show compile and run times (default on)\n"
-    "  :load FILE        define every function of a CLIF file\n"
+    "  :load FILE        define every function of a CLIF file (FILE.hn: a program in the language)\n"
     "  :save FILE        write every definition (as CLIF) to FILE\n"
     "  :list             the defined functions and their signatures\n"
     "  :target           the ISA code is generated for and its CPU features\n"
@@ -61,7 +68,10 @@ constexpr const char* kHelp =
     "  :quit             leave (end of input does too)\n"
     "A line starting with ':' inside an open definition abandons it.\n";
 
-const char* const kCommands[] = {":ir", ":asm", ":time", ":load", ":save", ":list", ":target", ":help", ":quit"};
+const char* const kCommands[] = {":ir",   ":asm",    ":time", ":load", ":save", ":list",
+                                 ":target", ":help", ":quit", ":lang", ":clif"};
+const char* const kLangWords[] = {"fn",    "let",   "if",  "else",  "while", "for",        "in",   "break",
+                                  "continue", "return", "match", "i64", "f64", "print", "print_char", "sqrt"};
 
 std::string key_of(const ExternalName& n) { return n.kind == ExternalName::Kind::User ? n.to_string() : n.name; }
 
@@ -92,22 +102,37 @@ double micros_since(std::chrono::steady_clock::time_point t0) {
 struct Def {
     std::unique_ptr<Function> func;
     SourceMap srcmap;          // lines relative to the text it was parsed from
+    SecondaryMap<Inst, uint32_t> inst_col;  // columns, for the language's functions
     std::string origin;        // "<input>" or a file name
     uint32_t line_offset = 0;  // added to srcmap lines to get lines of `origin`
 
     std::string key() const { return key_of(func->name); }
-    uint32_t line_of(std::optional<Inst> inst) const {
-        uint32_t l = 0;
+    /// "LINE" or "LINE:COL" of `inst` (else of the function) in `origin`.
+    std::string place_of(std::optional<Inst> inst) const {
+        uint32_t l = 0, c = 0;
         if (inst && inst->index() < srcmap.inst_line.size()) l = srcmap.inst_line[*inst];
-        if (l == 0) l = srcmap.function.line;
-        return l == 0 ? 0 : l + line_offset;
+        if (l != 0 && inst) c = inst_col[*inst];
+        if (l == 0) {
+            l = srcmap.function.line;
+            c = lang ? srcmap.function.col : 0;
+        }
+        if (l == 0) return "";
+        return std::to_string(l + line_offset) + (c ? ":" + std::to_string(c) : "");
     }
+    bool lang = false;  // from the language (columns are meaningful)
 };
+
+/// A JIT module that can link the language's host functions.
+std::unique_ptr<JITModule> new_module() {
+    JITBuilder builder;
+    lang::add_host_symbols(builder);
+    return std::make_unique<JITModule>(std::move(builder));
+}
 
 }  // namespace
 
 struct ReplSession::Impl {
-    explicit Impl(std::ostream& o) : out(o), jit(std::make_unique<JITModule>()) {}
+    explicit Impl(std::ostream& o) : out(o), jit(new_module()) {}
 
     std::ostream& out;
     std::unique_ptr<JITModule> jit;
@@ -115,7 +140,9 @@ struct ReplSession::Impl {
     std::vector<std::string> order;    // keys in order of first definition
     std::map<std::string, FuncId> ids;  // by key, in `jit`
 
-    std::string pending;               // an open definition
+    bool lang_mode = false;
+    std::optional<Def> last_stmts;     // the function the last language statements ran in
+    std::string pending;               // an open definition (or language input)
     uint32_t pending_line = 0;
     int depth = 0;
     bool seen_brace = false;
@@ -150,6 +177,12 @@ struct ReplSession::Impl {
             call(line);
             return true;
         }
+        if (lang_mode) {
+            if (line.rfind("//", 0) == 0) return true;
+            pending_line = line_no;
+            add_to_definition(raw);
+            return true;
+        }
         if (line.rfind("function", 0) == 0) {
             pending_line = line_no;
             add_to_definition(raw);
@@ -168,6 +201,10 @@ struct ReplSession::Impl {
     void add_to_definition(std::string_view raw) {
         pending.append(raw);
         pending.push_back('\n');
+        if (lang_mode) {
+            add_lang_line(raw);
+            return;
+        }
         for (char c : code_part(raw)) {
             if (c == '{') {
                 ++depth;
@@ -181,6 +218,100 @@ struct ReplSession::Impl {
         uint32_t start = pending_line;
         reset_pending();
         define_text(text, "<input>", start - 1);
+    }
+
+    /// Language input runs when its braces balance.
+    void add_lang_line(std::string_view raw) {
+        size_t comment = raw.find("//");
+        for (char c : raw.substr(0, comment)) {
+            if (c == '{') ++depth;
+            else if (c == '}') --depth;
+        }
+        if (depth > 0) return;
+        std::string text = std::move(pending);
+        uint32_t start = pending_line;
+        reset_pending();
+        run_lang(text, "<input>", start - 1, /*file=*/false);
+    }
+
+    std::string lang_error(const std::string& origin, uint32_t line_offset, const Diagnostic& d) {
+        Diagnostic shifted = d;
+        if (shifted.loc.line) shifted.loc.line += line_offset;
+        ++errors;
+        return lang::format_error(origin, shifted);
+    }
+
+    /// Compiles language input (a file: functions only) and defines its
+    /// functions; statements run at once in a function of their own.
+    void run_lang(const std::string& text, const std::string& origin, uint32_t line_offset, bool file) {
+        lang::ParseResult parsed = file ? lang::parse_program(text) : lang::parse_repl_input(text);
+        if (parsed.error) {
+            out << lang_error(origin, line_offset, *parsed.error) << "\n";
+            return;
+        }
+        lang::Environment env;
+        for (const auto& [k, d] : defs) env[k] = d.func->signature;
+        lang::CodegenResult code = lang::compile(parsed.program, env);
+        if (code.error) {
+            out << lang_error(origin, line_offset, *code.error) << "\n";
+            return;
+        }
+        std::vector<Def> batch;
+        std::optional<Def> stmts;
+        for (size_t i = 0; i < code.fns.size(); ++i) {
+            Def d;
+            d.func = std::move(code.fns[i].func);
+            d.srcmap = std::move(code.fns[i].srcmap);
+            d.inst_col = std::move(code.fns[i].inst_col);
+            d.origin = origin;
+            d.line_offset = line_offset;
+            d.lang = true;
+            if (code.has_stmts && i + 1 == code.fns.size()) stmts = std::move(d);
+            else batch.push_back(std::move(d));
+        }
+        uint32_t errors_before = errors;
+        if (!batch.empty()) define_batch(std::move(batch));
+        if (!stmts || errors != errors_before) return;
+        run_stmts(std::move(*stmts), code.has_value);
+    }
+
+    /// Compiles the statements' function (not kept as a definition: the
+    /// next input replaces it) and calls it.
+    void run_stmts(Def d, bool has_value) {
+        if (!verify(d)) return;
+        std::string key = d.key();
+        auto t0 = std::chrono::steady_clock::now();
+        auto id = jit->declare_function(key, Linkage::Local, d.func->signature);
+        std::optional<JitError> e;
+        if (!id) e = id.error();
+        if (!e) e = jit->define_function(id.value(), *d.func);
+        if (!e) e = jit->finalize_definitions();
+        if (e) {
+            error(where(d), e->message);
+            std::vector<std::string> ignored;
+            rebuild_with({}, ignored);
+            return;
+        }
+        double compile_us = micros_since(t0);
+        last_stmts = std::move(d);
+        auto t1 = std::chrono::steady_clock::now();
+        JitCallOutcome r = jit->call(id.value(), {});
+        double run_us = micros_since(t1);
+        std::fflush(stdout);
+        if (r.kind == JitCallOutcome::Kind::Trap) return report_trap("", r.trap);
+        if (r.kind == JitCallOutcome::Kind::Error) return error(where(*last_stmts), r.message);
+        if (has_value) {
+            const DataValue& v = r.values.at(0);
+            if (v.type == types::F64) {
+                double x;
+                std::memcpy(&x, &v.bits, 8);
+                out << "= " << lang::format_f64(x);
+            } else {
+                out << "= " << static_cast<int64_t>(v.bits);
+            }
+        }
+        if (show_time) out << (has_value ? "   " : "") << "[compile " << format_us(compile_us) << ", run " << format_us(run_us) << "]";
+        if (has_value || show_time) out << "\n";
     }
 
     void finish() {
@@ -211,8 +342,8 @@ struct ReplSession::Impl {
     }
 
     std::string where(const Def& d, std::optional<Inst> inst = std::nullopt) const {
-        uint32_t l = d.line_of(inst);
-        return l ? d.origin + ":" + std::to_string(l) : d.origin;
+        std::string p = d.place_of(inst);
+        return p.empty() ? d.origin : d.origin + ":" + p;
     }
 
     bool verify(const Def& d) {
@@ -367,14 +498,17 @@ struct ReplSession::Impl {
     const Def* find_def(std::string name) const {
         if (!name.empty() && name[0] == '%') name.erase(0, 1);
         auto it = defs.find(name);
-        return it == defs.end() ? nullptr : &it->second;
+        if (it != defs.end()) return &it->second;
+        if (last_stmts && last_stmts->key() == name) return &*last_stmts;
+        return nullptr;
     }
 
     // --- calls -------------------------------------------------------------------
     void call(const std::string& line) {
         size_t paren = line.find('(');
         std::string name = strip(line.substr(1, paren == std::string::npos ? std::string::npos : paren - 1));
-        const Def* d = find_def(name);
+        auto known = defs.find(name);
+        const Def* d = known == defs.end() ? nullptr : &known->second;
         if (!d) {
             error(here(), "no function %" + name + " is defined");
             return;
@@ -407,13 +541,17 @@ struct ReplSession::Impl {
     }
 
     void report_trap(const std::string& shown, const TrapInfo& t) {
-        std::string msg = shown + ": trap " + trapcode_name(t.code) + " in %" + t.function;
         const Def* d = find_def(t.function);
-        if (t.inst) {
-            msg += " at " + std::string("inst") + std::to_string(t.inst->index());
-            if (d && t.inst->index() < d->func->dfg.num_insts()) msg += " (" + print_inst(*d->func, *t.inst) + ")";
+        std::string msg = (shown.empty() ? "" : shown + ": ") + "trap " + trapcode_name(t.code) + " in %" + t.function;
+        if (d && d->lang) {
+            msg += " at " + where(*d, t.inst);
+        } else {
+            if (t.inst) {
+                msg += " at inst" + std::to_string(t.inst->index());
+                if (d && t.inst->index() < d->func->dfg.num_insts()) msg += " (" + print_inst(*d->func, *t.inst) + ")";
+            }
+            if (d) msg += ", defined at " + where(*d, t.inst);
         }
-        if (d) msg += ", defined at " + where(*d, t.inst);
         ++errors;
         out << msg << "\n";
     }
@@ -434,6 +572,8 @@ struct ReplSession::Impl {
         else if (cmd == ":save") save(arg);
         else if (cmd == ":list") list();
         else if (cmd == ":target") target();
+        else if (cmd == ":lang") set_lang(true);
+        else if (cmd == ":clif") set_lang(false);
         else error(here(), "unknown command " + cmd + "; :help lists the commands");
         return true;
     }
@@ -469,6 +609,12 @@ struct ReplSession::Impl {
         out << disassemble_x64(code->bytes.data(), code->bytes.size(), addr, labels);
     }
 
+    void set_lang(bool on) {
+        lang_mode = on;
+        out << (on ? "language mode: fn definitions, statements and expressions (:clif goes back)\n"
+                   : "CLIF mode\n");
+    }
+
     void set_time(const std::string& arg) {
         if (arg == "on") show_time = true;
         else if (arg == "off") show_time = false;
@@ -484,7 +630,9 @@ struct ReplSession::Impl {
         ss << in.rdbuf();
         size_t before = defs.size();
         uint32_t errors_before = errors;
-        define_text(ss.str(), path, 0);
+        bool is_lang = path.size() > 3 && path.compare(path.size() - 3, 3, ".hn") == 0;
+        if (is_lang) run_lang(ss.str(), path, 0, /*file=*/true);
+        else define_text(ss.str(), path, 0);
         out << "loaded " << path << ": " << defs.size() - before << " new function(s)"
             << (errors != errors_before ? ", with errors" : "") << "\n";
     }
@@ -541,6 +689,9 @@ struct ReplSession::Impl {
             add(k);  // after :ir / :asm
         }
         add("function");
+        if (lang_mode) {
+            for (const char* w : kLangWords) add(w);
+        }
         std::sort(all.begin(), all.end());
         all.erase(std::unique(all.begin(), all.end()), all.end());
         return all;
@@ -551,7 +702,10 @@ ReplSession::ReplSession(std::ostream& out) : impl_(std::make_unique<Impl>(out))
 ReplSession::~ReplSession() = default;
 bool ReplSession::feed_line(std::string_view line) { return impl_->feed(line); }
 void ReplSession::finish() { impl_->finish(); }
-const char* ReplSession::prompt() const { return impl_->pending.empty() ? "heron> " : "  ...> "; }
+const char* ReplSession::prompt() const {
+    if (!impl_->pending.empty()) return "  ...> ";
+    return impl_->lang_mode ? "lang> " : "heron> ";
+}
 std::vector<std::string> ReplSession::completions(std::string_view prefix) const {
     return impl_->completions(prefix);
 }
@@ -614,11 +768,17 @@ int run_terminal(ReplSession& session) {
 }  // namespace
 
 int run_repl(const std::vector<std::string>& args) {
+    bool lang = false;
     for (const std::string& a : args) {
+        if (a == "--lang") {
+            lang = true;
+            continue;
+        }
         std::cerr << "heron repl: unknown option " << a << "\n";
         return 2;
     }
     ReplSession session(std::cout);
+    if (lang) session.feed_line(":lang");
     if (isatty(STDIN_FILENO)) return run_terminal(session);
     std::string line;
     while (std::getline(std::cin, line)) {
