@@ -3,10 +3,13 @@ cmake_minimum_required(VERSION 3.22)
 # transcript (ctest driver for `heron repl` and `heron run FILE.hn`).
 #
 #   cmake -DHERON=... -DINPUT=session.txt -DEXPECTED=session.expected
-#         [-DARGS="repl"] [-DDATA=dir] [-DWORK=dir] [-DRC=n] -P run_session.cmake
+#         [-DARGS="repl"] [-DDATA=dir] [-DCOPY=file] [-DWORK=dir] [-DRC=n] -P run_session.cmake
 #
-# The command runs in WORK (created afresh, with the files of DATA copied
-# in), stdin from INPUT (if given), stdout and stderr together. Times
+# The command runs in WORK (created afresh, with the files of DATA and the
+# file COPY copied in), stdin from INPUT (if given), stdout and stderr
+# together. Instead of EXPECTED, EXPECT_IN names a file whose lines
+# "// expect: TEXT" are the expected transcript (a program carrying its
+# own expected output). Times
 # ("12.3 us") are replaced by "T us" first. Then each line of EXPECTED must
 # match the next output line: exactly, or as a regular expression when it
 # starts with "~ ". A line "..." skips output lines until the next expected
@@ -20,6 +23,9 @@ file(MAKE_DIRECTORY "${WORK}")
 if(DATA)
   file(GLOB data_files "${DATA}/*")
   file(COPY ${data_files} DESTINATION "${WORK}")
+endif()
+if(COPY)
+  file(COPY "${COPY}" DESTINATION "${WORK}")
 endif()
 if(INPUT)
   execute_process(COMMAND ${HERON} ${ARGS} INPUT_FILE "${INPUT}" WORKING_DIRECTORY "${WORK}"
@@ -45,7 +51,20 @@ macro(decode var)
 endmacro()
 encode(out)
 string(REPLACE "\n" ";" got "${out}")
-file(READ "${EXPECTED}" exp)
+if(EXPECT_IN)
+  file(READ "${EXPECT_IN}" src)
+  encode(src)
+  string(REPLACE "\n" ";" src_lines "${src}")
+  set(exp "")
+  foreach(l IN LISTS src_lines)
+    if(l MATCHES "^[ \t]*// expect: ?(.*)$")
+      string(APPEND exp "${CMAKE_MATCH_1}\n")
+    endif()
+  endforeach()
+  decode(exp)
+else()
+  file(READ "${EXPECTED}" exp)
+endif()
 encode(exp)
 string(REPLACE "\n" ";" want "${exp}")
 list(LENGTH got ngot)

@@ -70,6 +70,7 @@ public:
                 advance(1);
             }
             end_ = {line_, col_};
+            t.end = end_;
             out.push_back(std::move(t));
         }
     }

@@ -31,6 +31,7 @@ enum class Tok : uint8_t {
 struct Token {
     Tok kind = Tok::End;
     Location loc;
+    Location end;         // just past its last character
     std::string text;     // identifier, literal spelling, or error message
     int64_t ival = 0;     // Int
     double fval = 0;      // Float

@@ -35,7 +35,7 @@ public:
             }
             StmtPtr s = stmt(/*allow_tail=*/true);
             if (s) r.program.stmts.push_back(std::move(s));
-            if (ok() && r.program.stmts.back()->is_tail && !at(Tok::End)) fail("expected ';' after the expression");
+            if (ok() && r.program.stmts.back()->is_tail && !at(Tok::End)) fail_missing_semi();
         }
         r.error = std::move(error_);
         return r;
@@ -59,9 +59,16 @@ private:
         const Token& t = tok();
         error_ = Diagnostic{t.loc, t.kind == Tok::Error ? t.text : msg + ", found " + describe(t)};
     }
+    /// A missing ';' is reported where it belongs: just after the previous token.
+    void fail_missing_semi() {
+        if (error_) return;
+        if (tok().kind == Tok::Error || pos_ == 0) return fail("expected ';'");
+        error_ = Diagnostic{toks_[pos_ - 1].end, "expected ';' before " + describe(tok())};
+    }
     bool expect(Tok k, const char* what) {
         if (accept(k)) return true;
-        fail(std::string("expected ") + what);
+        if (k == Tok::Semi) fail_missing_semi();
+        else fail(std::string("expected ") + what);
         return false;
     }
 
@@ -119,7 +126,7 @@ private:
             if (!s) break;
             bool tail = s->is_tail;
             out.push_back(std::move(s));
-            if (tail && !at(Tok::RBrace)) fail("expected ';' after the expression");
+            if (tail && !at(Tok::RBrace)) fail_missing_semi();
         }
         expect(Tok::RBrace, "'}'");
         return out;
@@ -154,7 +161,7 @@ private:
             s->is_tail = true;
             return s;
         }
-        fail("expected ';'");
+        fail_missing_semi();
         return nullptr;
     }
 
@@ -347,7 +354,7 @@ private:
             ExprPtr rhs = binary(lvl + 1);
             if (!ok()) return nullptr;
             if (lvl == 3 && level_of(tok().kind) == 3) {
-                fail("comparisons do not chain; use && between them");
+                error_ = Diagnostic{tok().loc, "comparisons do not chain; use && between them"};
                 return nullptr;
             }
             lhs = binary_node(op, loc, std::move(lhs), std::move(rhs));
