@@ -9,6 +9,8 @@
 //   heron compile FILE [--disasm] [--vcode]
 //                                   compile every function for the host and
 //                                   print sizes, machine code, VCode
+//   heron structure FILE [--no-break]
+//                                   structured pseudo-code (docs/structure.md)
 #include "tools/cli.h"
 
 #include <chrono>
@@ -34,6 +36,7 @@
 #include "tools/filetest.h"
 #include "tools/lang/lang.h"
 #include "tools/repl.h"
+#include "tools/structure.h"
 
 namespace heron::tools {
 namespace {
@@ -50,6 +53,8 @@ constexpr const char* kUsage =
     "                                   the small language (docs/lang.md), default fn main\n"
     "  compile FILE [--disasm] [--vcode]\n"
     "                                   compile for the host; print code size, machine code\n"
+    "  structure FILE [--no-break]      print each function as structured pseudo-code\n"
+    "                                   (docs/structure.md)\n"
     "  repl                             interactive session: define CLIF functions, call them,\n"
     "                                   look at IR and machine code (:help inside)\n";
 
@@ -321,6 +326,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "compile") return cmd_compile(args);
     if (cmd == "repl") return run_repl(args);
+    if (cmd == "structure") return cmd_structure(args);
     if (cmd == "help" || cmd == "--help" || cmd == "-h") {
         std::cout << kUsage;
         return 0;

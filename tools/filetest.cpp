@@ -24,6 +24,7 @@
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
 #include "tools/filetest_kinds.h"
+#include "tools/structure.h"
 
 namespace heron::tools {
 namespace {
@@ -166,7 +167,7 @@ FileTestStats FileRun::run(std::string_view text) {
     }
     run_analysis_kinds(file);
     for (const std::string& k : kinds) {
-        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops"};
+        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops", "structure"};
         if (known.count(k)) continue;
         out_ += path_ + ": note: test kind '" + k + "' is not supported yet (skipped)\n";
         ++stats_.skipped;
@@ -181,6 +182,7 @@ void FileRun::run_analysis_kinds(const TestFile& file) {
         for (const ParsedFunction& pf : file.functions) {
             if (kind == "domtree") run_domtree_kind(pf, report);
             if (kind == "loops") run_loops_kind(pf, report);
+            if (kind == "structure") run_structure_kind(pf, report);
         }
     }
 }

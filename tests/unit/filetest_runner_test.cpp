@@ -144,11 +144,87 @@ TEST(FileTestRunner, CatRoundTrips) {
 }
 
 TEST(FileTestRunner, UnknownKindIsSkippedNotFailed) {
-    std::string text = std::string("test structure\n") + kAddBody;
+    std::string text = std::string("test compile\n") + kAddBody;
     std::string out;
     FileTestStats s = run(text, out);
     EXPECT_EQ(s.failed, 0u) << out;
     EXPECT_EQ(s.skipped, 1u) << out;
+}
+
+constexpr const char* kLoopBody = R"(function %count(i32) -> i32 {
+block0(v0: i32):
+    jump block1(v0)
+block1(v1: i32):
+    brif v1, block2, block3
+block2:
+    v2 = iconst.i32 1
+    v3 = isub v1, v2
+    jump block1(v3)
+block3:
+    return v1
+}
+)";
+
+const char* const kLoopLines[] = {"block0:", "v1 := v0", "loop L1 {", "block1:", "if v1 {", "block2:",
+                                  "v2 = iconst.i32 1", "v3 = isub v1, v2", "v1 := v3", "continue L1",
+                                  "} else {", "break L1", "}", "}", "block3:", "return v1"};
+
+std::string structure_file(int wrong_line, bool drop_last) {
+    std::string text = std::string("test structure\n") + kLoopBody;
+    const int n = static_cast<int>(std::size(kLoopLines)) - (drop_last ? 1 : 0);
+    for (int i = 0; i < n; ++i) {
+        text += std::string("; structure:   ") + (i == wrong_line ? "break L2" : kLoopLines[i]) + "\n";
+    }
+    return text;
+}
+
+TEST(FileTestRunner, StructureKindMatchesEveryLine) {
+    std::string out;
+    FileTestStats s = run(structure_file(-1, false), out);
+    EXPECT_EQ(s.passed, 1u) << out;
+    EXPECT_EQ(s.failed, 0u) << out;
+}
+
+TEST(FileTestRunner, StructureKindReportsTheFirstWrongLine) {
+    std::string out;
+    FileTestStats s = run(structure_file(11, false), out);
+    EXPECT_EQ(s.failed, 1u) << out;
+    // Line 1 is the test line, 2..12 the function, then the annotations.
+    EXPECT_NE(out.find("t.clif:25: structure: expected 'break L2', got 'break L1'"), std::string::npos) << out;
+}
+
+TEST(FileTestRunner, StructureKindFailsOnMissingLines) {
+    std::string out;
+    FileTestStats s = run(structure_file(-1, true), out);
+    EXPECT_EQ(s.failed, 1u) << out;
+    EXPECT_NE(out.find("unexpected further line 'return v1'"), std::string::npos) << out;
+}
+
+TEST(FileTestRunner, StructureKindNeedsAnnotations) {
+    std::string out;
+    FileTestStats s = run(std::string("test structure\n") + kLoopBody, out);
+    EXPECT_EQ(s.failed, 1u) << out;
+}
+
+TEST(FileTestRunner, StructureKindChecksIrreducibleErrors) {
+    const std::string irreducible = R"(test structure
+function %irr(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block1, block2
+block1:
+    jump block2
+block2:
+    brif v0, block1, block3
+block3:
+    return v0
+}
+)";
+    std::string out;
+    FileTestStats s = run(irreducible + "; error: irreducible control flow: edge block2 -> block1\n", out);
+    EXPECT_EQ(s.passed, 1u) << out;
+    EXPECT_EQ(s.failed, 0u) << out;
+    s = run(irreducible + "; error: edge block1 -> block2\n", out);
+    EXPECT_EQ(s.failed, 1u) << out;
 }
 
 }  // namespace
