@@ -1,0 +1,551 @@
+// fuzz_builder: bytes -> a small structured program over typed variables
+// (assignments, if/else, switches, loops with break/continue to any
+// enclosing loop, early returns, dead code after them) -> the program is
+// emitted through FunctionBuilder, Switch and LoopScopes with the choices
+// the bytes make: which arm is built first, when each block is sealed (as
+// soon as its predecessors are known, much later, or by seal_all_blocks at
+// the end), when each variable is declared, whether a loop tests in its
+// header (loop_while) or breaks out of its body (enter_body + break_if).
+//
+// Checked: the builder reports no error, the function verifies and has no
+// trivial block parameter (Braun et al. minimality, after finalize), and
+// for several argument pairs the interpreter returns what a direct
+// evaluation of the program (the model: a map from variables to values)
+// computes. Variables nobody assigned read as zero, as the builder promises.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/interp/interpreter.h"
+#include "codegen/ir/printer.h"
+#include "codegen/verifier/verifier.h"
+#include "frontend/function_builder.h"
+#include "frontend/loops.h"
+#include "frontend/switch.h"
+
+namespace {
+
+using namespace heron;
+
+class Bytes {
+public:
+    Bytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+    uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+    uint64_t u64() {
+        uint64_t v = 0;
+        for (int k = 0; k < 8; ++k) v = v << 8 | byte();
+        return v;
+    }
+    uint32_t below(uint32_t n) { return n <= 1 ? 0 : byte() % n; }
+    bool flip() { return byte() & 1; }
+
+private:
+    const uint8_t* data_;
+    size_t size_, pos_ = 0;
+};
+
+constexpr uint32_t kVars = 6;        // var0, var1 start as the two parameters
+constexpr uint32_t kMaxStmts = 48;   // per program
+constexpr uint32_t kMaxDepth = 4;
+constexpr uint32_t kMaxTrips = 4;
+
+const Type kTypes[] = {types::I8, types::I16, types::I32, types::I64};
+
+uint64_t sext(uint64_t v, Type t) {
+    const unsigned sh = 64 - t.bits();
+    return static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
+}
+
+// --- the program ---------------------------------------------------------------
+
+struct Expr {
+    enum Op { Var, Const, Add, Sub, Mul, And, Or, Xor } op = Const;
+    Type ty;             // the type it computes in
+    uint32_t var = 0;    // Var
+    bool sign = false;   // Var of a narrower type: sextend instead of uextend
+    uint64_t k = 0;      // Const (masked to ty)
+    std::unique_ptr<Expr> a, b;
+};
+
+struct Cond {
+    enum Kind { NonZero, Ult, Slt, Eq } kind = NonZero;
+    std::unique_ptr<Expr> a, b;  // of one type
+};
+
+struct Stmt;
+using Stmts = std::vector<std::unique_ptr<Stmt>>;
+
+struct Stmt {
+    enum Kind { Assign, If, Loop, Switch, Break, Continue, BreakIf, ContinueIf, Return } kind = Assign;
+    uint32_t var = 0;             // Assign
+    std::unique_ptr<Expr> e;      // Assign value, Switch selector
+    Cond cond;                    // If, BreakIf, ContinueIf
+    uint32_t outer = 0;           // Break/Continue(If): loops out
+    uint32_t trips = 0;           // Loop
+    bool header_test = true;      // Loop: loop_while, else enter_body + break_if
+    std::vector<Stmts> arms;      // If: then, else; Loop: body; Switch: cases..., default
+    std::vector<std::pair<uint64_t, uint32_t>> cases;  // Switch: value -> arm
+    bool else_first = false;      // If: build the else arm first
+    uint64_t site = 0;            // Return: its number, from 1 in program order
+};
+
+class Generator {
+public:
+    Generator(Bytes& in, const Type (&var_types)[kVars]) : in_(in), types_(var_types) {}
+
+    Stmts program() { return stmts(0, 0); }
+
+private:
+    std::unique_ptr<Expr> expr(Type ty, uint32_t depth) {
+        auto e = std::make_unique<Expr>();
+        e->ty = ty;
+        const uint32_t r = in_.below(10);
+        if (depth >= 2 || r < 4) {
+            e->op = Expr::Var;
+            e->var = in_.below(kVars);
+            e->sign = in_.flip();
+        } else if (r < 6) {
+            e->op = Expr::Const;
+            e->k = (in_.flip() ? in_.below(8) : in_.u64()) & ty.mask();
+        } else {
+            e->op = static_cast<Expr::Op>(Expr::Add + in_.below(6));
+            e->a = expr(ty, depth + 1);
+            e->b = expr(ty, depth + 1);
+        }
+        return e;
+    }
+
+    Cond cond() {
+        Cond c;
+        c.kind = static_cast<Cond::Kind>(in_.below(4));
+        const Type ty = kTypes[in_.below(4)];
+        c.a = expr(ty, 1);
+        if (c.kind != Cond::NonZero) c.b = expr(ty, 1);
+        return c;
+    }
+
+    Stmts stmts(uint32_t depth, uint32_t loops) {
+        Stmts out;
+        const uint32_t n = 1 + in_.below(4);
+        for (uint32_t i = 0; i < n && count_ < kMaxStmts; ++i) out.push_back(stmt(depth, loops));
+        return out;
+    }
+
+    std::unique_ptr<Stmt> stmt(uint32_t depth, uint32_t loops) {
+        ++count_;
+        auto s = std::make_unique<Stmt>();
+        uint32_t r = in_.below(100);
+        if (depth >= kMaxDepth && r >= 40 && r < 70) r = 0;  // no more nesting
+        if (r < 40) {
+            s->kind = Stmt::Assign;
+            s->var = in_.below(kVars);
+            s->e = expr(types_[s->var], 0);
+        } else if (r < 52) {
+            s->kind = Stmt::If;
+            s->cond = cond();
+            s->else_first = in_.flip();
+            s->arms.push_back(stmts(depth + 1, loops));
+            s->arms.push_back(in_.flip() ? stmts(depth + 1, loops) : Stmts{});
+        } else if (r < 62) {
+            s->kind = Stmt::Loop;
+            s->trips = in_.below(kMaxTrips + 1);
+            s->header_test = in_.flip();
+            s->arms.push_back(stmts(depth + 1, loops + 1));
+        } else if (r < 70) {
+            s->kind = Stmt::Switch;
+            const Type ty = kTypes[in_.below(4)];
+            s->e = expr(ty, 1);
+            const uint32_t arms = 1 + in_.below(4);
+            for (uint32_t a = 0; a <= arms; ++a) s->arms.push_back(stmts(depth + 1, loops));  // last: default
+            const uint32_t ncases = in_.below(8);
+            uint64_t v = in_.below(4);
+            for (uint32_t c = 0; c < ncases; ++c) {
+                bool seen = false;
+                for (auto& [x, arm] : s->cases) seen |= x == (v & ty.mask());
+                if (!seen) s->cases.emplace_back(v & ty.mask(), in_.below(arms));
+                v += in_.flip() ? 1 : in_.below(40);
+                if (in_.below(8) == 0) v = in_.u64();  // far away, maybe negative
+            }
+        } else if (loops > 0 && r < 86) {
+            static constexpr Stmt::Kind kJumps[] = {Stmt::Break, Stmt::Continue, Stmt::BreakIf, Stmt::ContinueIf};
+            s->kind = kJumps[in_.below(4)];
+            s->outer = in_.below(loops);
+            if (s->kind == Stmt::BreakIf || s->kind == Stmt::ContinueIf) s->cond = cond();
+        } else if (r >= 96) {
+            s->kind = Stmt::Return;
+            s->site = ++sites_;
+        } else {
+            s->kind = Stmt::Assign;
+            s->var = in_.below(kVars);
+            s->e = expr(types_[s->var], 0);
+        }
+        return s;
+    }
+
+    Bytes& in_;
+    const Type (&types_)[kVars];
+    uint32_t count_ = 0;
+    uint64_t sites_ = 0;
+};
+
+// --- the model -------------------------------------------------------------------
+
+uint64_t convert(uint64_t v, Type from, Type to, bool sign) {
+    if (sign && from.bits() < to.bits()) v = sext(v, from);
+    return v & to.mask();
+}
+
+/// The function's result: every variable folded into one i64, plus where it
+/// returned (early returns are numbered in program order, the end is 0).
+uint64_t fold(const uint64_t (&vars)[kVars], uint64_t site) {
+    uint64_t h = site;
+    for (uint32_t k = 0; k < kVars; ++k) h = h * 0x9E3779B1u + vars[k];
+    return h;
+}
+
+class Model {
+public:
+    Model(const Type (&var_types)[kVars], uint64_t a, uint64_t b) : types_(var_types) {
+        vars_[0] = a & types_[0].mask();
+        vars_[1] = b & types_[1].mask();
+    }
+
+    uint64_t run(const Stmts& program) {
+        Flow f = stmts(program);
+        return f.kind == Flow::Return ? f.value : fold(vars_, 0);
+    }
+
+private:
+    struct Flow {
+        enum Kind { Normal, Break, Continue, Return } kind = Normal;
+        uint32_t outer = 0;
+        uint64_t value = 0;
+    };
+
+    uint64_t eval(const Expr& e) {
+        const uint64_t m = e.ty.mask();
+        switch (e.op) {
+        case Expr::Var: return convert(vars_[e.var], types_[e.var], e.ty, e.sign);
+        case Expr::Const: return e.k;
+        case Expr::Add: return (eval(*e.a) + eval(*e.b)) & m;
+        case Expr::Sub: return (eval(*e.a) - eval(*e.b)) & m;
+        case Expr::Mul: return (eval(*e.a) * eval(*e.b)) & m;
+        case Expr::And: return eval(*e.a) & eval(*e.b);
+        case Expr::Or: return eval(*e.a) | eval(*e.b);
+        case Expr::Xor: return eval(*e.a) ^ eval(*e.b);
+        }
+        return 0;
+    }
+
+    bool test(const Cond& c) {
+        const uint64_t a = eval(*c.a);
+        switch (c.kind) {
+        case Cond::NonZero: return a != 0;
+        case Cond::Ult: return a < eval(*c.b);
+        case Cond::Slt: return static_cast<int64_t>(sext(a, c.a->ty)) < static_cast<int64_t>(sext(eval(*c.b), c.a->ty));
+        case Cond::Eq: return a == eval(*c.b);
+        }
+        return false;
+    }
+
+    Flow stmts(const Stmts& list) {
+        for (const auto& s : list) {
+            Flow f = stmt(*s);
+            if (f.kind != Flow::Normal) return f;
+        }
+        return {};
+    }
+
+    Flow stmt(const Stmt& s) {
+        switch (s.kind) {
+        case Stmt::Assign: vars_[s.var] = eval(*s.e); return {};
+        case Stmt::If: return stmts(s.arms[test(s.cond) ? 0 : 1]);
+        case Stmt::Loop:
+            for (uint32_t c = 1; c <= s.trips; ++c) {
+                Flow f = stmts(s.arms[0]);
+                if (f.kind == Flow::Return) return f;
+                if (f.kind == Flow::Break || f.kind == Flow::Continue) {
+                    if (f.outer > 0) return Flow{f.kind, f.outer - 1, 0};
+                    if (f.kind == Flow::Break) break;
+                }
+            }
+            return {};
+        case Stmt::Switch: {
+            const uint64_t v = eval(*s.e);
+            for (auto [x, arm] : s.cases)
+                if (x == v) return stmts(s.arms[arm]);
+            return stmts(s.arms.back());
+        }
+        case Stmt::Break: return Flow{Flow::Break, s.outer, 0};
+        case Stmt::Continue: return Flow{Flow::Continue, s.outer, 0};
+        case Stmt::BreakIf: return test(s.cond) ? Flow{Flow::Break, s.outer, 0} : Flow{};
+        case Stmt::ContinueIf: return test(s.cond) ? Flow{Flow::Continue, s.outer, 0} : Flow{};
+        case Stmt::Return: return Flow{Flow::Return, 0, fold(vars_, s.site)};
+        }
+        return {};
+    }
+
+    const Type (&types_)[kVars];
+    uint64_t vars_[kVars] = {};
+};
+
+// --- the emitter -------------------------------------------------------------------
+
+class Emitter {
+public:
+    Emitter(FunctionBuilder& b, Bytes& in, const Type (&var_types)[kVars]) : b_(b), in_(in), types_(var_types) {}
+
+    void run(const Stmts& program) {
+        Block entry = b_.create_block();
+        b_.append_block_params_for_function_params(entry);
+        b_.switch_to_block(entry);
+        b_.seal_block(entry);
+        for (uint32_t k = 0; k < 2; ++k) {
+            Value p = b_.block_params(entry)[k];
+            if (types_[k] != types::I64) p = b_.ins().ireduce(types_[k], p);
+            b_.def_var(var(k), p);
+        }
+        stmts(program);
+        if (!b_.is_filled()) ret(0);
+        while (!pool_.empty()) seal_one();
+        if (in_.flip()) b_.seal_all_blocks();
+    }
+
+    /// The first Result that failed, if any.
+    const std::optional<FrontendError>& error() const { return error_; }
+
+private:
+    void check(const Result<void>& r) {
+        if (!r.ok() && !error_) error_ = r.error();
+    }
+
+    Variable var(uint32_t k) {
+        if (!declared_[k]) {
+            vars_[k] = b_.declare_var(types_[k]);
+            declared_[k] = true;
+        }
+        return vars_[k];
+    }
+
+    // A block whose predecessors are all built: seal it now or some time later.
+    void sealable(Block block) {
+        if (in_.flip()) b_.seal_block(block);
+        else pool_.push_back(block);
+    }
+    void seal_one() {
+        const uint32_t i = in_.below(static_cast<uint32_t>(pool_.size()));
+        b_.seal_block(pool_[i]);
+        pool_[i] = pool_.back();
+        pool_.pop_back();
+    }
+    void maybe_seal() {
+        while (!pool_.empty() && in_.below(4) == 0) seal_one();
+    }
+
+    /// Continues in a fresh block nothing branches to (code after a jump).
+    void dead_block() {
+        Block d = b_.create_block();
+        b_.switch_to_block(d);
+        sealable(d);
+    }
+
+    Value read(uint32_t k, Type ty, bool sign) {
+        Value x = b_.use_var(var(k));
+        const Type from = types_[k];
+        if (from.bits() > ty.bits()) return b_.ins().ireduce(ty, x);
+        if (from.bits() < ty.bits()) return sign ? b_.ins().sextend(ty, x) : b_.ins().uextend(ty, x);
+        return x;
+    }
+
+    Value expr(const Expr& e) {
+        switch (e.op) {
+        case Expr::Var: return read(e.var, e.ty, e.sign);
+        case Expr::Const: return b_.ins().iconst(e.ty, static_cast<int64_t>(e.k));
+        case Expr::Add: return b_.ins().iadd(expr(*e.a), expr(*e.b));
+        case Expr::Sub: return b_.ins().isub(expr(*e.a), expr(*e.b));
+        case Expr::Mul: return b_.ins().imul(expr(*e.a), expr(*e.b));
+        case Expr::And: return b_.ins().band(expr(*e.a), expr(*e.b));
+        case Expr::Or: return b_.ins().bor(expr(*e.a), expr(*e.b));
+        case Expr::Xor: return b_.ins().bxor(expr(*e.a), expr(*e.b));
+        }
+        return Value();
+    }
+
+    Value cond(const Cond& c) {
+        Value a = expr(*c.a);
+        switch (c.kind) {
+        case Cond::NonZero: return a;
+        case Cond::Ult: return b_.ins().icmp(IntCC::Ult, a, expr(*c.b));
+        case Cond::Slt: return b_.ins().icmp(IntCC::Slt, a, expr(*c.b));
+        case Cond::Eq: return b_.ins().icmp(IntCC::Eq, a, expr(*c.b));
+        }
+        return a;
+    }
+
+    void ret(uint64_t site) {
+        Value h = b_.ins().iconst(types::I64, static_cast<int64_t>(site));
+        Value mul = b_.ins().iconst(types::I64, 0x9E3779B1);
+        for (uint32_t k = 0; k < kVars; ++k) h = b_.ins().iadd(b_.ins().imul(h, mul), read(k, types::I64, false));
+        b_.ins().return_({h});
+    }
+
+    void stmts(const Stmts& list) {
+        for (const auto& s : list) {
+            stmt(*s);
+            maybe_seal();
+        }
+    }
+
+    /// Builds `arm` in `block` and falls through to `merge`.
+    void arm(Block block, const Stmts& body, Block merge) {
+        b_.switch_to_block(block);
+        sealable(block);
+        stmts(body);
+        if (!b_.is_filled()) b_.ins().jump(merge);
+    }
+
+    void stmt(const Stmt& s) {
+        switch (s.kind) {
+        case Stmt::Assign: b_.def_var(var(s.var), expr(*s.e)); return;
+        case Stmt::If: {
+            Block then_block = b_.create_block(), else_block = b_.create_block(), merge = b_.create_block();
+            b_.ins().brif(cond(s.cond), then_block, else_block);
+            if (s.else_first) arm(else_block, s.arms[1], merge);
+            arm(then_block, s.arms[0], merge);
+            if (!s.else_first) arm(else_block, s.arms[1], merge);
+            b_.switch_to_block(merge);
+            sealable(merge);
+            return;
+        }
+        case Stmt::Loop: loop(s); return;
+        case Stmt::Switch: {
+            std::vector<Block> arms;
+            for (size_t a = 0; a < s.arms.size(); ++a) arms.push_back(b_.create_block());
+            Block merge = b_.create_block();
+            Switch sw;
+            for (auto [v, a] : s.cases) sw.set_entry(v, arms[a]);
+            check(sw.emit(b_, expr(*s.e), arms.back()));
+            const bool reverse = in_.flip();
+            for (size_t i = 0; i < arms.size(); ++i) {
+                const size_t a = reverse ? arms.size() - 1 - i : i;
+                arm(arms[a], s.arms[a], merge);
+            }
+            b_.switch_to_block(merge);
+            sealable(merge);
+            return;
+        }
+        case Stmt::Break: check(loops_.break_loop(b_, s.outer)); dead_block(); return;
+        case Stmt::Continue: check(loops_.continue_loop(b_, s.outer)); dead_block(); return;
+        case Stmt::BreakIf: check(loops_.break_if(b_, cond(s.cond), s.outer)); return;
+        case Stmt::ContinueIf: check(loops_.continue_if(b_, cond(s.cond), s.outer)); return;
+        case Stmt::Return: ret(s.site); dead_block(); return;
+        }
+    }
+
+    // counter = 0; loop { header: counter += 1; test counter <= trips } body
+    void loop(const Stmt& s) {
+        Variable counter = b_.declare_var(types::I32);
+        b_.def_var(counter, b_.ins().iconst(types::I32, 0));
+        Result<LoopBlocks> l = loops_.begin_loop(b_);
+        if (!l.ok()) {
+            check(l.error());
+            return;
+        }
+        Value c = b_.ins().iadd(b_.use_var(counter), b_.ins().iconst(types::I32, 1));
+        b_.def_var(counter, c);
+        Value trips = b_.ins().iconst(types::I32, s.trips);
+        if (s.header_test) {
+            check(loops_.loop_while(b_, b_.ins().icmp(IntCC::Ule, c, trips)));
+        } else {
+            check(loops_.enter_body(b_));
+            check(loops_.break_if(b_, b_.ins().icmp(IntCC::Ugt, b_.use_var(counter), trips)));
+        }
+        stmts(s.arms[0]);
+        check(loops_.end_loop(b_));
+    }
+
+    FunctionBuilder& b_;
+    Bytes& in_;
+    const Type (&types_)[kVars];
+    Variable vars_[kVars];
+    bool declared_[kVars] = {};
+    LoopScopes loops_;
+    std::vector<Block> pool_;
+    std::optional<FrontendError> error_;
+};
+
+/// A block parameter whose incoming arguments are all one value (or the
+/// parameter itself), named; empty if there is none.
+std::string trivial_param(const Function& f) {
+    for (Block blk : f.layout.blocks()) {
+        auto params = f.dfg.block_params(blk);
+        for (uint32_t i = 0; i < params.size(); ++i) {
+            Value same;
+            bool several = false, any = false;
+            for (Block from : f.layout.blocks()) {
+                for (Inst inst : f.layout.block_insts(from)) {
+                    for (const BlockCall& bc : f.dfg.branch_destinations(inst)) {
+                        if (bc.block(f.dfg.value_lists) != blk) continue;
+                        any = true;
+                        Value v = f.dfg.resolve_aliases(bc.arg(i, f.dfg.value_lists));
+                        if (v == params[i] || v == same) continue;
+                        if (same.is_valid()) several = true;
+                        same = v;
+                    }
+                }
+            }
+            if (any && !several) return params[i].to_string() + " in " + blk.to_string();
+        }
+    }
+    return "";
+}
+
+[[noreturn]] void fail(const std::string& what, const Function& f) {
+    std::fprintf(stderr, "fuzz_builder: %s\n%s\n", what.c_str(), print_function(f).c_str());
+    std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    Bytes in(data, size);
+    Type var_types[kVars];
+    for (Type& t : var_types) t = kTypes[in.below(4)];
+    Generator gen(in, var_types);
+    const Stmts program = gen.program();
+
+    Signature sig;
+    sig.params = {AbiParam(types::I64), AbiParam(types::I64)};
+    sig.returns = {AbiParam(types::I64)};
+    Function f(ExternalName::testcase("prog"), sig);
+    static FunctionBuilderContext ctx;
+    {
+        FunctionBuilder b(f, ctx);
+        Emitter emit(b, in, var_types);
+        emit.run(program);
+        if (emit.error()) fail("frontend error: " + emit.error()->message, f);
+        if (b.error()) fail("frontend error: " + b.error()->message, f);
+        if (Result<void> r = b.finalize(); !r.ok()) fail("finalize: " + r.error().message, f);
+    }
+    VerifierErrors errs;
+    if (!verify_function(f, errs)) fail("does not verify: " + format_verifier_errors(errs), f);
+    if (std::string t = trivial_param(f); !t.empty()) fail("trivial block parameter " + t, f);
+
+    static Interpreter interp;
+    const uint64_t args[][2] = {{in.u64(), in.u64()}, {0, 0}, {1, ~uint64_t{0}}};
+    for (const auto& a : args) {
+        const DataValue dv[2] = {DataValue::i64(static_cast<int64_t>(a[0])), DataValue::i64(static_cast<int64_t>(a[1]))};
+        InterpOutcome out = interp.call(f, dv);
+        const uint64_t want = Model(var_types, a[0], a[1]).run(program);
+        if (out.kind != InterpOutcome::Kind::Return)
+            fail("interpreter did not return: " + out.message, f);
+        if (out.values[0].as_unsigned() != want)
+            fail("args " + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ": interpreter " +
+                     std::to_string(out.values[0].as_unsigned()) + ", model " + std::to_string(want),
+                 f);
+    }
+    return 0;
+}
