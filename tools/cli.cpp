@@ -255,6 +255,36 @@ int cmd_run(const std::vector<std::string>& args) {
     return status;
 }
 
+/// The IR instructions as comments at the start of their machine code.
+/// Instructions without code of their own (an iconst folded into an
+/// immediate, an icmp into a branch) are listed with the next instruction
+/// of their block that has code, which is where they went. A jump that
+/// falls through has no bytes: its comment goes before the next label.
+std::vector<tools::DisasmComment> ir_comments(const Function& f, const CompiledCode& code) {
+    std::vector<tools::DisasmComment> comments;
+    std::map<uint64_t, std::string> label_at(code.labels.begin(), code.labels.end());
+    std::vector<uint8_t> shown(f.dfg.num_insts(), 0);
+    for (const auto& [offset, index] : code.ir_insts) {
+        Inst inst(index);
+        if (shown[index]) continue;
+        // Walk back to the previous instruction shown in this block.
+        std::vector<Inst> group{inst};
+        for (auto p = f.layout.prev_inst(inst); p && !shown[p->index()]; p = f.layout.prev_inst(*p)) group.push_back(*p);
+        auto label = label_at.find(offset);
+        tools::DisasmComment c;
+        c.offset = offset;
+        c.before_labels = label != label_at.end() &&
+                          label->second != "block" + std::to_string(f.layout.inst_block(inst)->index());
+        for (auto it = group.rbegin(); it != group.rend(); ++it) {
+            shown[it->index()] = 1;
+            if (!c.text.empty()) c.text += "\n";
+            c.text += print_inst(f, *it);
+        }
+        comments.push_back(std::move(c));
+    }
+    return comments;
+}
+
 int cmd_compile(const std::vector<std::string>& args) {
     std::string path;
     bool disasm = false, vcode = false;
@@ -299,7 +329,8 @@ int cmd_compile(const std::vector<std::string>& args) {
         if (disasm) {
             std::map<uint64_t, std::string> labels;
             for (const auto& [off, name] : code.labels) labels[off] = name;
-            std::cout << tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels);
+            std::cout << tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels,
+                                                ir_comments(f, code));
         }
     }
     return status;

@@ -56,7 +56,8 @@ std::string line_prefix(uint64_t offset, const uint8_t* bytes, size_t length) {
 }  // namespace
 
 std::string disassemble_x64(const uint8_t* code, size_t size, uint64_t address,
-                            const std::map<uint64_t, std::string>& labels) {
+                            const std::map<uint64_t, std::string>& labels,
+                            const std::vector<DisasmComment>& comments) {
     ZydisDecoder decoder;
     ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
     ZydisFormatter formatter;
@@ -72,8 +73,24 @@ std::string disassemble_x64(const uint8_t* code, size_t size, uint64_t address,
 
     std::string out;
     auto next_label = labels.begin();
+    size_t next_comment = 0;
+    // Comments up to `offset`; with `before_labels`, only the leading ones
+    // that go before the labels there.
+    auto print_comments = [&](size_t offset, bool before_labels) {
+        for (; next_comment < comments.size() && comments[next_comment].offset <= offset; ++next_comment) {
+            const DisasmComment& c = comments[next_comment];
+            if (before_labels && !c.before_labels && c.offset == offset) break;
+            for (size_t pos = 0; pos < c.text.size();) {
+                size_t end = c.text.find('\n', pos);
+                if (end == std::string::npos) end = c.text.size();
+                out += "    ; " + c.text.substr(pos, end - pos) + "\n";
+                pos = end + 1;
+            }
+        }
+    };
     size_t offset = 0;
     while (offset < size) {
+        print_comments(offset, true);
         // Labels up to here; one that fell inside the previous instruction
         // says so rather than vanishing.
         for (; next_label != labels.end() && next_label->first <= offset; ++next_label) {
@@ -86,6 +103,7 @@ std::string disassemble_x64(const uint8_t* code, size_t size, uint64_t address,
             }
             out += '\n';
         }
+        print_comments(offset, false);
         ZydisDecodedInstruction inst;
         ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
         ZyanStatus decoded =

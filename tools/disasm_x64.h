@@ -21,13 +21,25 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace heron::tools {
 
+/// Text printed as `; ` lines (one per line of `text`) before the
+/// instruction at `offset`: after the labels there, or before them when
+/// `before_labels` (the comment ends the code that precedes the label).
+struct DisasmComment {
+    uint64_t offset = 0;
+    std::string text;
+    bool before_labels = false;
+};
+
 /// Disassembles `size` bytes at `code`. `address` is where the code runs (or
 /// will run); it places absolute branch targets. `labels` maps offsets from
-/// `code` to names.
+/// `code` to names. `comments` must be sorted by offset (`heron compile
+/// --disasm` puts the IR instructions there).
 std::string disassemble_x64(const uint8_t* code, size_t size, uint64_t address,
-                            const std::map<uint64_t, std::string>& labels = {});
+                            const std::map<uint64_t, std::string>& labels = {},
+                            const std::vector<DisasmComment>& comments = {});
 
 }  // namespace heron::tools

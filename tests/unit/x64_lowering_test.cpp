@@ -5,6 +5,8 @@
 // by the file tests and the JIT differential test.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "codegen/isa/x64/lower.h"
 #include "codegen/machinst/isa.h"
 #include "codegen/verifier/verifier.h"
+#include "tools/cli.h"
 #include "tools/disasm_x64.h"
 
 namespace heron {
@@ -129,6 +132,47 @@ block1:
 }
 )");
     EXPECT_EQ(code.find("jmp"), std::string::npos) << code;
+}
+
+TEST(HeronCompileTest, DisasmInterleavesIrInstructions) {
+    // Each IR instruction precedes its code; folded ones (the iconst in the
+    // immediate, the icmp in the branch) come with the instruction that
+    // absorbed them; a fall-through jump's comment ends its block.
+    std::string path = ::testing::TempDir() + "heron_disasm_comments.clif";
+    std::ofstream(path) << R"(
+function %f(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 7
+    v2 = icmp ult v0, v1
+    brif v2, block1, block2(v0)
+block1:
+    v3 = imul v0, v0
+    jump block2(v3)
+block2(v4: i64):
+    return v4
+}
+)";
+    const char* argv[] = {"heron", "compile", path.c_str(), "--disasm"};
+    ::testing::internal::CaptureStdout();
+    int status = tools::main(4, const_cast<char**>(argv));
+    std::fflush(stdout);
+    std::string out = ::testing::internal::GetCapturedStdout();
+    std::remove(path.c_str());
+    EXPECT_EQ(status, 0);
+    auto at = [&](const std::string& s) {
+        size_t p = out.find(s);
+        EXPECT_NE(p, std::string::npos) << "missing: " << s << "\n" << out;
+        return p;
+    };
+    size_t cmp = at("    ; v1 = iconst.i64 7\n    ; v2 = icmp ult v0, v1\n    ; brif v2, block1, block2(v0)\n");
+    size_t cmp_code = at("cmp rdi, 0x07");
+    EXPECT_LT(at("block0:\n"), cmp);
+    EXPECT_LT(cmp, cmp_code);
+    // block1 falls through into block2: its jump is listed before the label.
+    EXPECT_LT(at("block1:\n"), at("    ; v3 = imul v0, v0\n"));
+    EXPECT_LT(at("    ; v3 = imul v0, v0\n"), at("    ; jump block2(v3)\n"));
+    EXPECT_LT(at("    ; jump block2(v3)\n"), at("block2:\n"));
+    EXPECT_LT(at("block2:\n"), at("    ; return v4\n"));
 }
 
 }  // namespace
