@@ -5,15 +5,19 @@
 // by the file tests and the JIT differential test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "codegen/ir/parser.h"
 #include "codegen/isa/x64/lower.h"
 #include "codegen/machinst/isa.h"
 #include "codegen/verifier/verifier.h"
+#include "jit/jit_module.h"
 #include "tools/cli.h"
 #include "tools/disasm_x64.h"
 
@@ -38,9 +42,8 @@ std::string vcode_of(const std::string& text, x64::Settings settings = x64::Sett
     return vc.to_string();
 }
 
-/// The disassembly, without offsets and bytes: one "text" line per
-/// instruction, labels as "blockN:".
-std::string asm_of(const std::string& text) {
+/// The full disassembly (offsets, bytes, text, block labels).
+std::string full_asm_of(const std::string& text) {
     auto f = parse_one(text);
     CompiledCode code;
     CompileOptions opts;
@@ -49,7 +52,13 @@ std::string asm_of(const std::string& text) {
     EXPECT_EQ(err, "");
     std::map<uint64_t, std::string> labels;
     for (const auto& [off, name] : code.labels) labels[off] = name;
-    std::string full = tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels);
+    return tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels);
+}
+
+/// The disassembly, without offsets and bytes: one "text" line per
+/// instruction, labels as "blockN:".
+std::string asm_of(const std::string& text) {
+    std::string full = full_asm_of(text);
     // "  0000:  48 89 d8              mov rax, rbx" -> "mov rax, rbx"
     std::string out;
     size_t pos = 0;
@@ -132,6 +141,106 @@ block1:
 }
 )");
     EXPECT_EQ(code.find("jmp"), std::string::npos) << code;
+}
+
+/// Encoded length (bytes) of each jump to a block, in order: from lines
+/// like "  000e:  72 08                 jb block2".
+std::vector<size_t> block_jump_lengths(const std::string& full) {
+    std::vector<size_t> lengths;
+    size_t pos = 0;
+    while (pos < full.size()) {
+        size_t end = full.find('\n', pos);
+        if (end == std::string::npos) end = full.size();
+        std::string line = full.substr(pos, end - pos);
+        pos = end + 1;
+        size_t colon = line.find(':');
+        if (line.empty() || line[0] != ' ' || colon == std::string::npos) continue;
+        // Byte pairs, then the mnemonic.
+        std::istringstream words(line.substr(colon + 1));
+        std::string w;
+        size_t n = 0;
+        while (words >> w && w.size() == 2 && std::isxdigit(static_cast<unsigned char>(w[0])) &&
+               std::isxdigit(static_cast<unsigned char>(w[1])))
+            ++n;
+        if (w.empty() || w[0] != 'j' || line.find(" block") == std::string::npos) continue;
+        lengths.push_back(n);
+    }
+    return lengths;
+}
+
+TEST(X64EmitTest, NearForwardBlockJumpsUseTheShortForm) {
+    // brif over a small block, and that block's jump over another: both
+    // forward, both within rel8 reach.
+    std::string full = full_asm_of(R"(
+function %f(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 7
+    v2 = icmp ult v0, v1
+    brif v2, block1, block2
+block2:
+    v3 = imul v0, v0
+    brif v3, block3(v3), block4
+block4:
+    v4 = iadd v0, v0
+    jump block3(v4)
+block1:
+    return v0
+block3(v5: i64):
+    return v5
+}
+)");
+    std::vector<size_t> lengths = block_jump_lengths(full);
+    ASSERT_GE(lengths.size(), 2u) << full;
+    for (size_t n : lengths) EXPECT_EQ(n, 2u) << full;
+}
+
+TEST(X64EmitTest, FarForwardBlockJumpsStayLongAndLand) {
+    // A brif over ~50 multiplies (more than 127 bytes) keeps the rel32 form
+    // and still reaches its target.
+    std::string text = "function %far(i64) -> i64 {\nblock0(v0: i64):\n"
+                       "    v1 = iconst.i64 7\n    v2 = icmp ult v0, v1\n"
+                       "    brif v2, block2(v0), block1\nblock1:\n";
+    std::string prev = "v0";
+    for (int k = 0; k < 50; ++k) {
+        std::string v = "v" + std::to_string(10 + k);
+        text += "    " + v + " = imul " + prev + ", v0\n";
+        prev = v;
+    }
+    text += "    jump block2(" + prev + ")\nblock2(v3: i64):\n    return v3\n}\n";
+    std::string full = full_asm_of(text);
+    std::vector<size_t> lengths = block_jump_lengths(full);
+    // The jump across the multiplies is rel32 (jmp 5 bytes, jcc 6).
+    EXPECT_TRUE(std::any_of(lengths.begin(), lengths.end(), [](size_t n) { return n >= 5; })) << full;
+
+    auto f = parse_one(text);
+    JITModule jit;
+    FuncId id = jit.declare_function("far", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fn = jit.get_function<int64_t(int64_t)>(id);
+    EXPECT_EQ(fn(3), 3);
+    uint64_t want = 9;
+    for (int k = 0; k < 50; ++k) want *= 9;
+    EXPECT_EQ(static_cast<uint64_t>(fn(9)), want);
+}
+
+TEST(X64EmitTest, JumpsThroughEmptyBlocksAreThreaded) {
+    // block1 holds only a jump to block2, which follows it: neither the
+    // brif's edge into block1 nor block1 itself needs a jump.
+    std::string code = asm_of(R"(
+function %f(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 7
+    v2 = icmp ult v0, v1
+    brif v2, block1, block2
+block1:
+    jump block2
+block2:
+    return v0
+}
+)");
+    EXPECT_EQ(code.find("jmp"), std::string::npos) << code;
+    EXPECT_EQ(code.find("jb"), std::string::npos) << code;
 }
 
 TEST(HeronCompileTest, DisasmInterleavesIrInstructions) {

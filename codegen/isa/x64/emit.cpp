@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace heron::x64 {
 
@@ -27,6 +28,7 @@ using ra::Allocation;
 namespace {
 
 constexpr uint8_t kScratchGpr = regs::R11;
+constexpr uint32_t kNoBlock = ~0u;
 constexpr uint8_t kScratchXmm = 15;
 
 struct ErrorRecorder : asmjit::ErrorHandler {
@@ -59,10 +61,18 @@ uint64_t float_bits_of(double v, unsigned size) {
     return b;
 }
 
+/// Where the blocks and block jumps of one emission pass ended up; the
+/// next pass uses it to pick short (rel8) forms for forward jumps.
+struct BranchLayout {
+    std::vector<uint32_t> block_offset;  // per VCode block
+    std::vector<uint32_t> jump_end;      // per block jump, in emission order: offset after it
+};
+
 class Emitter {
 public:
-    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out)
-        : f_(f), vc_(vc), al_(al), settings_(s), out_(out) {}
+    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out,
+            const BranchLayout* previous, BranchLayout& layout)
+        : f_(f), vc_(vc), al_(al), settings_(s), out_(out), previous_(previous), layout_(layout) {}
 
     std::string run();
 
@@ -84,6 +94,13 @@ private:
     void pop_frame();
     void emit_edit(const ra::Edit& e);
     void emit_inst(uint32_t i, uint32_t next_block);
+    /// Jump threading: the block control really goes to when jumping to
+    /// `b` (through blocks that hold nothing but a jump).
+    uint32_t final_target(uint32_t b) const { return forward_[b]; }
+    void compute_forwarding();
+    /// A jump (cond = nullopt) or conditional jump to block `target`, from
+    /// the block before `next_block`; nothing when it would fall through.
+    void jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block);
     void record_trap(TrapCode code, uint32_t ir_inst) {
         out_.trap_sites.push_back({static_cast<uint32_t>(a_.offset()), code, ir_inst});
     }
@@ -113,6 +130,9 @@ private:
     const ra::Output& al_;
     const Settings& settings_;
     CompiledCode& out_;
+    const BranchLayout* previous_;
+    BranchLayout& layout_;
+    std::vector<uint32_t> forward_;  // per block: final_target
 
     asmjit::CodeHolder code_;
     x86::Assembler a_;
@@ -760,19 +780,19 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     case Op::CvtIntToFloat: emit_cvt_from_int(i, m); return;
     case Op::CvtFloatToInt: emit_cvt_to_int(i, m); return;
     case Op::Jmp:
-        if (m.aux != next_block) a_.jmp(block_labels_[m.aux]);
+        jump_to_block(std::nullopt, m.aux, next_block);
         return;
     case Op::Jcc:
-        if (m.aux == next_block) {
-            a_.j(cc_of(invert(m.cc)), block_labels_[m.aux2]);
+        if (final_target(m.aux) == final_target(next_block)) {
+            jump_to_block(invert(m.cc), m.aux2, next_block);
             return;
         }
-        a_.j(cc_of(m.cc), block_labels_[m.aux]);
-        if (m.aux2 != next_block) a_.jmp(block_labels_[m.aux2]);
+        jump_to_block(m.cc, m.aux, kNoBlock);
+        jump_to_block(std::nullopt, m.aux2, next_block);
         return;
     case Op::JccFloat:
-        jcc_float(m.cc, block_labels_[m.aux]);
-        if (m.aux2 != next_block) a_.jmp(block_labels_[m.aux2]);
+        jcc_float(m.cc, block_labels_[final_target(m.aux)]);
+        jump_to_block(std::nullopt, m.aux2, next_block);
         return;
     case Op::JumpTableAddr: {
         // Table layout: one 32-bit offset (from the table start) per entry,
@@ -832,6 +852,46 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     }
 }
 
+void Emitter::compute_forwarding() {
+    // A block is a forwarder when its only instruction is a Jmp with no
+    // edits around it (an edge block without moves, an empty IR block).
+    uint32_t nb = rf().num_blocks();
+    std::vector<uint8_t> has_edits(rf().num_insts(), 0);
+    for (const ra::Edit& e : al_.edits) has_edits[e.point.inst()] = 1;
+    std::vector<uint32_t> next(nb);
+    for (uint32_t b = 0; b < nb; ++b) {
+        uint32_t first = rf().block_insts_begin[b];
+        bool forwarder = rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Jmp &&
+                         !has_edits[first];
+        next[b] = forwarder ? vc_.insts[first].aux : b;
+    }
+    // Follow the chains; a cycle of forwarders (an empty infinite loop)
+    // stops after nb steps at some block of the cycle.
+    forward_.resize(nb + 1);
+    for (uint32_t b = 0; b < nb; ++b) {
+        uint32_t t = b;
+        for (uint32_t steps = 0; steps < nb && next[t] != t; ++steps) t = next[t];
+        forward_[b] = t;
+    }
+    forward_[nb] = kNoBlock;  // "the block after the last" never matches a target
+}
+
+void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block) {
+    target = final_target(target);
+    if (next_block != kNoBlock && target == final_target(next_block)) return;
+    // Forward jumps take the short form when the previous pass (all of its
+    // forward jumps long) put the target within rel8 reach: this pass's
+    // code between the two is never longer, so the distance still fits.
+    size_t k = layout_.jump_end.size();
+    if (previous_ && k < previous_->jump_end.size()) {
+        int64_t distance = int64_t{previous_->block_offset[target]} - previous_->jump_end[k];
+        if (distance >= 0 && distance <= 127) a_.short_();
+    }
+    if (cond) a_.j(cc_of(*cond), block_labels_[target]);
+    else a_.jmp(block_labels_[target]);
+    layout_.jump_end.push_back(static_cast<uint32_t>(a_.offset()));
+}
+
 std::string Emitter::run() {
     code_.init(asmjit::Environment(asmjit::Arch::kX64));
     code_.setErrorHandler(&errors_);
@@ -839,6 +899,9 @@ std::string Emitter::run() {
     layout_frame();
     uint32_t nb = rf().num_blocks();
     for (uint32_t b = 0; b < nb; ++b) block_labels_.push_back(a_.newLabel());
+    compute_forwarding();
+    layout_.block_offset.assign(nb, 0);
+    layout_.jump_end.clear();
     symbol_slots_.resize(vc_.symbols.size());
     table_labels_.resize(vc_.jump_tables.size());
 
@@ -847,6 +910,7 @@ std::string Emitter::run() {
     const auto& edits = al_.edits;
     for (uint32_t b = 0; b < nb; ++b) {
         a_.bind(block_labels_[b]);
+        layout_.block_offset[b] = static_cast<uint32_t>(a_.offset());
         if (vc_.block_ir[b] != ~0u) {
             out_.labels.push_back({static_cast<uint32_t>(a_.offset()), "block" + std::to_string(vc_.block_ir[b])});
         }
@@ -873,8 +937,8 @@ std::string Emitter::run() {
         a_.align(asmjit::AlignMode::kData, 4);
         a_.bind(table_labels_[t]);
         const std::vector<uint32_t>& targets = vc_.jump_tables[t];
-        for (size_t k = 1; k < targets.size(); ++k) a_.embedLabelDelta(block_labels_[targets[k]], table_labels_[t], 4);
-        a_.embedLabelDelta(block_labels_[targets[0]], table_labels_[t], 4);
+        for (size_t k = 1; k < targets.size(); ++k) a_.embedLabelDelta(block_labels_[final_target(targets[k])], table_labels_[t], 4);
+        a_.embedLabelDelta(block_labels_[final_target(targets[0])], table_labels_[t], 4);
     }
     // 8-byte slots for call targets and function addresses.
     a_.align(asmjit::AlignMode::kData, 8);
@@ -901,8 +965,19 @@ std::string Emitter::run() {
 
 std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc,
                           const Settings& settings, CompiledCode& out) {
+    // Two passes: the first with every forward block jump in its long form
+    // measures where blocks start; the second uses the short form wherever
+    // that measurement proves rel8 reaches. (Backward jumps are short
+    // whenever they fit: asmjit knows their targets.)
+    BranchLayout first, second;
     out.clear();
-    Emitter e(func, vcode, alloc, settings, out);
+    {
+        Emitter e(func, vcode, alloc, settings, out, nullptr, first);
+        std::string err = e.run();
+        if (!err.empty() || first.jump_end.empty()) return err;
+    }
+    out.clear();
+    Emitter e(func, vcode, alloc, settings, out, &first, second);
     return e.run();
 }
 
