@@ -32,6 +32,9 @@
 
 #include <editline/readline.h>
 
+#include "codegen/analysis/cfg.h"
+#include "codegen/analysis/dominator_tree.h"
+#include "codegen/analysis/loops.h"
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/ir/run_command.h"
@@ -59,6 +62,8 @@ constexpr const char* kHelp =
     "Commands:\n"
     "  :ir NAME          the function's IR\n"
     "  :asm NAME         its machine code (x86-64 disassembly)\n"
+    "  :loops NAME       its natural loops (loop analysis): header, depth, parent, preheader,\n"
+    "                    blocks, latches, exits\n"
     "  :time on|off      show compile and run times (default on)\n"
     "  :load FILE        define every function of a CLIF file (FILE.hn: a program in the language)\n"
     "  :save FILE        write every definition (as CLIF) to FILE\n"
@@ -68,8 +73,8 @@ constexpr const char* kHelp =
     "  :quit             leave (end of input does too)\n"
     "A line starting with ':' inside an open definition abandons it.\n";
 
-const char* const kCommands[] = {":ir",   ":asm",    ":time", ":load", ":save", ":list",
-                                 ":target", ":help", ":quit", ":lang", ":clif"};
+const char* const kCommands[] = {":ir",     ":asm",  ":loops", ":time", ":load", ":save", ":list",
+                                 ":target", ":help", ":quit",  ":lang", ":clif"};
 const char* const kLangWords[] = {"fn",    "let",   "if",  "else",  "while", "for",        "in",   "break",
                                   "continue", "return", "match", "i64", "f64", "print", "print_char", "sqrt"};
 
@@ -567,6 +572,7 @@ struct ReplSession::Impl {
         if (cmd == ":help") out << kHelp;
         else if (cmd == ":ir") show_ir(arg);
         else if (cmd == ":asm") show_asm(arg);
+        else if (cmd == ":loops") show_loops(arg);
         else if (cmd == ":time") set_time(arg);
         else if (cmd == ":load") load(arg);
         else if (cmd == ":save") save(arg);
@@ -607,6 +613,38 @@ struct ReplSession::Impl {
         out << "; " << d->func->name.to_string() << ": " << code->bytes.size() << " bytes, frame "
             << code->frame_size << " bytes\n";
         out << disassemble_x64(code->bytes.data(), code->bytes.size(), addr, labels);
+    }
+
+    /// One line per loop, outermost first, in the words of `test loops`
+    /// annotations plus the preheader (LoopForm's first requirement).
+    void show_loops(const std::string& arg) {
+        const Def* d = need_def(":loops", arg);
+        if (!d) return;
+        const Function& f = *d->func;
+        ControlFlowGraph cfg(f);
+        DominatorTree dt(f, cfg);
+        LoopAnalysis loops;
+        if (auto e = loops.compute(f, cfg, dt)) return error(here(), f.name.to_string() + ": " + e->message);
+        if (loops.num_loops() == 0) {
+            out << f.name.to_string() << ": no loops\n";
+            return;
+        }
+        auto list = [](auto span) {
+            std::vector<Block> v(span.begin(), span.end());
+            std::sort(v.begin(), v.end());
+            std::string s;
+            for (Block b : v) s += " " + b.to_string();
+            return s.empty() ? std::string(" none") : s;
+        };
+        for (Loop l : loops.loops()) {
+            auto parent = loops.parent(l);
+            auto pre = loops.preheader(l);
+            out << std::string(2 * (loops.loop_depth(l) - 1), ' ') << "loop " << loops.header(l).to_string()
+                << ": depth " << loops.loop_depth(l) << ", parent "
+                << (parent ? loops.header(*parent).to_string() : std::string("none")) << ", preheader "
+                << (pre ? pre->to_string() : std::string("none")) << ", blocks" << list(loops.blocks(l))
+                << ", latches" << list(loops.latches(l)) << ", exits" << list(loops.exit_blocks(l)) << "\n";
+        }
     }
 
     void set_lang(bool on) {

@@ -16,8 +16,10 @@
 //   a && b, a || b           short-circuit through a variable and a merge
 //
 // After return/break/continue the current block is filled; the statements
-// after it go to a fresh block without predecessors (dead code, still valid
-// IR). Falling off the end of a function returns 0 (or 0.0).
+// after it go to a fresh block without predecessors (dead code, still type
+// checked). Such a block ends in `trap user1` where the construct around it
+// ends, so it adds no edge (and no block parameters) to the code that
+// follows. Falling off the end of a function returns 0 (or 0.0).
 #include "tools/lang/codegen.h"
 
 #include <set>
@@ -145,6 +147,7 @@ public:
             stmt(s);
         }
         if (err_) return;
+        end_dead_block();
         if (!b_.is_filled()) b_.ins().return_({zero(ret_)});
     }
 
@@ -166,6 +169,11 @@ private:
         Block d = b_.create_block();
         b_.switch_to_block(d);
         b_.seal_block(d);
+    }
+
+    /// Ends the current block if nothing reaches it (see the top of the file).
+    void end_dead_block() {
+        if (b_.is_unreachable() && !b_.is_filled()) b_.ins().trap(TrapCode::user(1));
     }
 
     bool check(const Result<void>& r, Location loc) {
@@ -251,12 +259,14 @@ private:
         b_.switch_to_block(then_b);
         block(s.body);
         if (err_) return;
+        end_dead_block();
         if (!b_.is_filled()) b_.ins().jump(merge);
         if (s.has_else) {
             b_.seal_block(else_b);
             b_.switch_to_block(else_b);
             block(s.else_body);
             if (err_) return;
+            end_dead_block();
             if (!b_.is_filled()) b_.ins().jump(merge);
         }
         b_.seal_block(merge);
@@ -279,6 +289,7 @@ private:
         }
         block(s.body);
         if (err_) return;
+        end_dead_block();
         check(loops_.end_loop(b_), s.loc);
     }
 
@@ -305,6 +316,7 @@ private:
         block(s.body);
         scopes_.pop_back();
         if (err_) return;
+        end_dead_block();
         check(loops_.end_loop(b_), s.loc);
     }
 
@@ -368,6 +380,7 @@ private:
             b_.switch_to_block(arm_blocks[a]);
             block(s.arms[a].body);
             if (err_) return;
+            end_dead_block();
             if (!b_.is_filled()) b_.ins().jump(merge);
         }
         b_.seal_block(merge);
