@@ -14,6 +14,11 @@
 namespace heron::lang {
 
 enum class ValType : uint8_t { I64, F64 };
+
+/// How deep expressions and statements may nest. The parser, the code
+/// generator and the tree's destructors recurse, so input nested deeper is
+/// an error instead of a stack overflow.
+inline constexpr uint32_t kMaxNesting = 256;
 inline const char* val_type_name(ValType t) { return t == ValType::I64 ? "i64" : "f64"; }
 
 struct Expr {
@@ -25,6 +30,7 @@ struct Expr {
     std::string name;  // Var, Call
     Tok op = Tok::End;  // Unary, Binary
     std::vector<std::unique_ptr<Expr>> args;  // operands or call arguments
+    uint32_t height = 1;  // of the subtree: bounded by the parser (kMaxNesting)
 };
 using ExprPtr = std::unique_ptr<Expr>;
 

@@ -3,6 +3,8 @@
 // location of the offending token and every rule returns at once.
 #include "tools/lang/parser.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 namespace heron::lang {
@@ -65,6 +67,19 @@ private:
         if (tok().kind == Tok::Error || pos_ == 0) return fail("expected ';'");
         error_ = Diagnostic{toks_[pos_ - 1].end, "expected ';' before " + describe(tok())};
     }
+    /// Counts one level of nesting while alive; past kMaxNesting it records
+    /// an error (callers check ok()).
+    struct Nest {
+        Parser& p;
+        explicit Nest(Parser& parser) : p(parser) {
+            if (++p.depth_ > kMaxNesting) p.too_deep();
+        }
+        ~Nest() { --p.depth_; }
+    };
+    void too_deep() {
+        if (!error_) error_ = Diagnostic{tok().loc, "nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)"};
+    }
+
     bool expect(Tok k, const char* what) {
         if (accept(k)) return true;
         if (k == Tok::Semi) fail_missing_semi();
@@ -140,6 +155,8 @@ private:
     }
 
     StmtPtr stmt(bool allow_tail) {
+        Nest nest(*this);
+        if (!ok()) return nullptr;
         switch (tok().kind) {
         case Tok::Let: return let_stmt();
         case Tok::If: return if_stmt();
@@ -320,8 +337,10 @@ private:
         e->kind = Expr::Kind::Binary;
         e->op = op;
         e->loc = loc;
+        e->height = std::max(l->height, r->height) + 1;
         e->args.push_back(std::move(l));
         e->args.push_back(std::move(r));
+        if (e->height > kMaxNesting) too_deep();
         return e;
     }
 
@@ -341,7 +360,11 @@ private:
         }
     }
 
-    ExprPtr expr() { return binary(1); }
+    ExprPtr expr() {
+        Nest nest(*this);
+        if (!ok()) return nullptr;
+        return binary(1);
+    }
 
     ExprPtr binary(int min_level) {
         ExprPtr lhs = unary();
@@ -358,12 +381,15 @@ private:
                 return nullptr;
             }
             lhs = binary_node(op, loc, std::move(lhs), std::move(rhs));
+            if (!ok()) return nullptr;
         }
         return ok() ? std::move(lhs) : nullptr;
     }
 
     ExprPtr unary() {
         if (at(Tok::Minus) || at(Tok::Bang)) {
+            Nest nest(*this);
+            if (!ok()) return nullptr;
             auto e = std::make_unique<Expr>();
             e->kind = Expr::Kind::Unary;
             e->op = tok().kind;
@@ -371,6 +397,7 @@ private:
             next();
             ExprPtr operand = unary();
             if (!operand) return nullptr;
+            e->height = operand->height + 1;
             e->args.push_back(std::move(operand));
             return e;
         }
@@ -416,6 +443,7 @@ private:
             while (ok() && !at(Tok::RParen)) {
                 ExprPtr a = expr();
                 if (!a) return nullptr;
+                e->height = std::max(e->height, a->height + 1);
                 e->args.push_back(std::move(a));
                 if (!at(Tok::RParen) && !expect(Tok::Comma, "',' or ')'")) return nullptr;
             }
@@ -430,6 +458,7 @@ private:
 
     std::vector<Token> toks_;
     size_t pos_ = 0;
+    uint32_t depth_ = 0;
     std::optional<Diagnostic> error_;
 };
 
