@@ -39,6 +39,7 @@
 #include "codegen/ir/printer.h"
 #include "codegen/ir/run_command.h"
 #include "codegen/isa/x64/settings.h"
+#include "codegen/opt/structurize.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
 #include "tools/disasm_x64.h"
@@ -64,6 +65,9 @@ constexpr const char* kHelp =
     "  :asm NAME         its machine code (x86-64 disassembly)\n"
     "  :loops NAME       its natural loops (loop analysis): header, depth, parent, preheader,\n"
     "                    blocks, latches, exits\n"
+    "  :structure NAME [--no-break]\n"
+    "                    its structured form (region tree, docs/structure.md); --no-break\n"
+    "                    also removes break and continue\n"
     "  :time on|off      show compile and run times (default on)\n"
     "  :load FILE        define every function of a CLIF file (FILE.hn: a program in the language)\n"
     "  :save FILE        write every definition (as CLIF) to FILE\n"
@@ -73,8 +77,8 @@ constexpr const char* kHelp =
     "  :quit             leave (end of input does too)\n"
     "A line starting with ':' inside an open definition abandons it.\n";
 
-const char* const kCommands[] = {":ir",     ":asm",  ":loops", ":time", ":load", ":save", ":list",
-                                 ":target", ":help", ":quit",  ":lang", ":clif"};
+const char* const kCommands[] = {":ir",   ":asm",    ":loops", ":structure", ":time", ":load", ":save",
+                                 ":list", ":target", ":help",  ":quit",      ":lang", ":clif"};
 const char* const kLangWords[] = {"fn",    "let",   "if",  "else",  "while", "for",        "in",   "break",
                                   "continue", "return", "match", "i64", "f64", "print", "print_char", "sqrt"};
 
@@ -573,6 +577,7 @@ struct ReplSession::Impl {
         else if (cmd == ":ir") show_ir(arg);
         else if (cmd == ":asm") show_asm(arg);
         else if (cmd == ":loops") show_loops(arg);
+        else if (cmd == ":structure") show_structure(arg);
         else if (cmd == ":time") set_time(arg);
         else if (cmd == ":load") load(arg);
         else if (cmd == ":save") save(arg);
@@ -645,6 +650,23 @@ struct ReplSession::Impl {
                 << (pre ? pre->to_string() : std::string("none")) << ", blocks" << list(loops.blocks(l))
                 << ", latches" << list(loops.latches(l)) << ", exits" << list(loops.exit_blocks(l)) << "\n";
         }
+    }
+
+    void show_structure(std::string arg) {
+        bool no_break = false;
+        const std::string flag = "--no-break";
+        if (arg.size() >= flag.size() && arg.compare(arg.size() - flag.size(), flag.size(), flag) == 0) {
+            no_break = true;
+            arg = strip(arg.substr(0, arg.size() - flag.size()));
+        }
+        const Def* d = need_def(":structure", arg);
+        if (!d) return;
+        Structurizer s;
+        RegionTree tree;
+        std::optional<StructureError> err = s.run(*d->func, tree);
+        if (!err && no_break) err = remove_break_continue(tree);
+        if (err) return error(here(), d->func->name.to_string() + ": " + err->message);
+        out << print_region_tree(*d->func, tree);
     }
 
     void set_lang(bool on) {
