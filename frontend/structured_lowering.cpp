@@ -30,6 +30,7 @@ public:
         if (open_ && !b_.is_filled()) b_.ins().trap(TrapCode::user(250));  // unreachable: every path ends
         b_.seal_all_blocks();
         Result<void> r = b_.finalize();
+        if (too_deep_) return "lower_region_tree: statements nest deeper than " + std::to_string(kMaxNesting);
         if (!r.ok()) return r.error().message;
         return std::nullopt;
     }
@@ -106,6 +107,16 @@ private:
     }
 
     void lower(uint32_t s) {
+        if (too_deep_ || depth_ > kMaxNesting) {
+            too_deep_ = true;
+            return;
+        }
+        ++depth_;
+        lower_stmt(s);
+        --depth_;
+    }
+
+    void lower_stmt(uint32_t s) {
         const Stmt& st = tree_.stmts[s];
         switch (st.kind) {
         case StmtKind::Seq:
@@ -232,6 +243,8 @@ private:
     const RegionTree& tree_;
     FunctionBuilder b_;
     bool open_ = false;
+    uint32_t depth_ = 0;
+    bool too_deep_ = false;
     std::vector<Variable> value_vars_;
     std::vector<Variable> struct_vars_;
     std::vector<Block> label_head_, label_end_;

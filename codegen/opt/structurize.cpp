@@ -199,6 +199,7 @@ std::optional<StructureError> Structurizer::run(const Function& func, RegionTree
     loop_label_.assign(loops_.num_loops(), 0);
     loop_var_.assign(loops_.num_loops(), kNoVar);
 
+    out.stmts.reserve(6 * static_cast<size_t>(domtree_.reverse_postorder().size()));
     out.root = add(Stmt{});
     tasks_.clear();
     tasks_.push_back({entry->index(), out.root});
@@ -289,7 +290,7 @@ void Structurizer::emit_terminator(const Function& func, Block b, uint32_t seq) 
         tree_->stmts[st].kids = {then_seq, else_seq};
         append(seq, st);
         edge(0, then_seq);
-        edge(1, else_seq);
+        edge(1, seq);  // the then arm never falls through: no else needed
         return;
     }
     case InstructionFormat::BranchTable: {
@@ -306,7 +307,8 @@ void Structurizer::emit_terminator(const Function& func, Block b, uint32_t seq) 
         for (const Arm& a : arms) {
             const uint32_t arm_seq = add(Stmt{});
             tree_->stmts[st].kids.push_back(arm_seq);
-            edge(a.dest, arm_seq);
+            // The default arm's code follows the switch (no arm falls through).
+            edge(a.dest, a.is_default ? seq : arm_seq);
         }
         return;
     }
@@ -363,17 +365,21 @@ void Structurizer::emit_dispatch(Loop c, uint32_t seq) {
         emit_goto(exit_targets_[first], parent, seq);
         return;
     }
+    // Codes 1.. get arms; code 0 (the normal exit) is the default, whose
+    // code follows the switch, so a chain of loops does not nest.
     Stmt s;
     s.kind = StmtKind::Switch;
     s.var = loop_var_[c.index()];
-    for (uint32_t i = 0; i < count; ++i) s.cases.push_back({i});
+    for (uint32_t i = 1; i < count; ++i) s.cases.push_back({i});
+    s.cases.push_back({0});
     const uint32_t st = add(std::move(s));
     append(seq, st);
-    for (uint32_t i = 0; i < count; ++i) {
+    for (uint32_t i = 1; i <= count; ++i) {
         const uint32_t arm_seq = add(Stmt{});
         tree_->stmts[st].kids.push_back(arm_seq);
-        emit_goto(exit_targets_[first + i], parent, arm_seq);
+        if (i < count) emit_goto(exit_targets_[first + i], parent, arm_seq);
     }
+    emit_goto(exit_targets_[first], parent, seq);
 }
 
 // --- removing break and continue ------------------------------------------------------
@@ -385,6 +391,7 @@ public:
     explicit BreakRemover(const RegionTree& in) : in_(in) {}
 
     std::optional<StructureError> run(RegionTree& out) {
+        out_.stmts.reserve(in_.stmts.size() + in_.stmts.size() / 2);
         out_.vars = in_.vars;
         out_.labels = in_.labels;
         brk_.assign(in_.labels.size() + 1, kNoVar);
@@ -564,8 +571,8 @@ private:
 
     // The statements items[start..] as one sequence. After a statement that
     // may leave an enclosing construct, the rest runs only if it did not:
-    // in the arm of an if that cannot leave, when the other arm always
-    // leaves; otherwise under `if !(flags)`.
+    // in the arm of an if or switch that cannot leave, when every other arm
+    // always leaves; otherwise under `if !(flags)`.
     uint32_t transform_seq(const std::vector<uint32_t>& items, size_t start, uint32_t depth) {
         std::vector<uint32_t> out;
         for (size_t i = start; i < items.size(); ++i) {
@@ -576,20 +583,26 @@ private:
                 continue;
             }
             const Stmt& st = in_.stmts[s];
-            if (st.kind == StmtKind::If) {
-                for (int leaving = 0; leaving < 2; ++leaving) {
-                    const uint32_t a = st.kids[leaving], o = st.kids[1 - leaving];
-                    if (falls_[a] || esc_[a].empty() || !esc_[o].empty() || !falls_[o]) continue;
+            if (st.kind == StmtKind::If || st.kind == StmtKind::Switch) {
+                // One arm completes without leaving, every other arm never
+                // completes: the rest of the sequence goes into that arm.
+                for (size_t o = 0; o < st.kids.size(); ++o) {
+                    const uint32_t arm = st.kids[o];
+                    if (!esc_[arm].empty() || !falls_[arm]) continue;
+                    bool others_leave = true;
+                    for (size_t a = 0; a < st.kids.size(); ++a) others_leave &= a == o || !falls_[st.kids[a]];
+                    if (!others_leave) continue;
                     std::vector<uint32_t> rest;
-                    if (in_.stmts[o].kind == StmtKind::Seq) {
-                        rest = in_.stmts[o].kids;
+                    if (in_.stmts[arm].kind == StmtKind::Seq) {
+                        rest = in_.stmts[arm].kids;
                     } else {
-                        rest.push_back(o);
+                        rest.push_back(arm);
                     }
                     rest.insert(rest.end(), items.begin() + static_cast<std::ptrdiff_t>(i) + 1, items.end());
                     Stmt copy = in_.stmts[s];
-                    copy.kids[leaving] = transform(a, depth + 1);
-                    copy.kids[1 - leaving] = transform_seq(rest, 0, depth + 1);
+                    for (size_t a = 0; a < copy.kids.size(); ++a) {
+                        copy.kids[a] = a == o ? transform_seq(rest, 0, depth + 1) : transform(copy.kids[a], depth + 1);
+                    }
                     out.push_back(add(std::move(copy)));
                     return seq(std::move(out));
                 }
@@ -660,7 +673,7 @@ public:
         }
         case StmtKind::If: {
             line(depth, "if " + condition(st) + " {");
-            print(st.kids[0], depth + 1);
+            print_arm(st.kids[0], depth + 1);
             if (!is_empty(st.kids[1])) {
                 line(depth, "} else {");
                 print(st.kids[1], depth + 1);
@@ -671,11 +684,13 @@ public:
         case StmtKind::Switch: {
             line(depth, "switch " + (st.var != kNoVar ? tree_.var_name(st.var) : st.cond.to_string()) + " {");
             for (size_t a = 0; a < st.kids.size(); ++a) {
+                // An empty default arm: unlisted values continue after the switch.
+                if (a + 1 == st.kids.size() && is_empty(st.kids[a])) break;
                 std::string head;
                 for (uint32_t c : st.cases[a]) head += (head.empty() ? "case " : ", ") + std::to_string(c);
                 if (a + 1 == st.kids.size()) head += head.empty() ? "default" : ", default";
                 line(depth + 1, head + ":");
-                print(st.kids[a], depth + 2);
+                print_arm(st.kids[a], depth + 2);
             }
             line(depth, "}");
             return;
@@ -706,6 +721,15 @@ public:
     }
 
 private:
+    /// An arm that does nothing says so, so that it does not read as falling
+    /// into the next one.
+    void print_arm(uint32_t s, uint32_t depth) {
+        if (is_empty(s)) {
+            line(depth, "pass");
+        } else {
+            print(s, depth);
+        }
+    }
     bool is_empty(uint32_t s) const {
         const Stmt& st = tree_.stmts[s];
         return st.kind == StmtKind::Seq && st.kids.empty();
