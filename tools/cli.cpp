@@ -9,7 +9,7 @@
 //   heron compile FILE [--disasm] [--vcode]
 //                                   compile every function for the host and
 //                                   print sizes, machine code, VCode
-//   heron structure FILE [--no-break]
+//   heron structure FILE [--no-break] [--check]
 //                                   structured pseudo-code (docs/structure.md)
 #include "tools/cli.h"
 
@@ -53,8 +53,10 @@ constexpr const char* kUsage =
     "                                   the small language (docs/lang.md), default fn main\n"
     "  compile FILE [--disasm] [--vcode]\n"
     "                                   compile for the host; print code size, machine code\n"
-    "  structure FILE [--no-break]      print each function as structured pseudo-code\n"
-    "                                   (docs/structure.md)\n"
+    "  structure FILE [--no-break] [--check]\n"
+    "                                   print each function as structured pseudo-code\n"
+    "                                   (docs/structure.md); --check lowers it back to IR and\n"
+    "                                   compares with the original on the run directives\n"
     "  repl                             interactive session: define CLIF functions, call them,\n"
     "                                   look at IR and machine code (:help inside)\n";
 

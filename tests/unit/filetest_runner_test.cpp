@@ -200,6 +200,16 @@ TEST(FileTestRunner, StructureKindFailsOnMissingLines) {
     EXPECT_NE(out.find("unexpected further line 'return v1'"), std::string::npos) << out;
 }
 
+TEST(FileTestRunner, StructureKindRunsDirectivesOnBothLoweredForms) {
+    std::string out;
+    const std::string text = std::string("test structure\n") + kLoopBody;
+    FileTestStats s = run(text + "; run: %count(3) == 0\n", out);
+    EXPECT_EQ(s.passed, 2u) << out;  // with and without break
+    EXPECT_EQ(s.failed, 0u) << out;
+    s = run(text + "; run: %count(3) == 1\n", out);
+    EXPECT_EQ(s.failed, 2u) << out;
+}
+
 TEST(FileTestRunner, StructureKindNeedsAnnotations) {
     std::string out;
     FileTestStats s = run(std::string("test structure\n") + kLoopBody, out);
