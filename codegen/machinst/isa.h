@@ -27,9 +27,17 @@ public:
     virtual std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) = 0;
 };
 
-/// The ISA of the host (x86-64 here); null if the host is not supported.
+/// The ISA of the host (x86-64 or AArch64); null if the host is not supported.
 std::unique_ptr<TargetIsa> host_isa();
-/// An ISA by name ("x86_64"); null if unknown.
+/// The name isa_by_name gives the host's ISA ("x86_64", "aarch64").
+std::string_view host_isa_name();
+/// An ISA by name ("x86_64", "x86_64-baseline", "aarch64"); null if unknown.
+/// Any ISA can be produced on any host; only the host's can run.
 std::unique_ptr<TargetIsa> isa_by_name(std::string_view name);
+
+/// The factories behind isa_by_name (codegen/isa/*/isa.cpp). `baseline`
+/// switches off every optional x86-64 CPU feature.
+std::unique_ptr<TargetIsa> make_x64_isa(bool baseline);
+std::unique_ptr<TargetIsa> make_aarch64_isa();
 
 }  // namespace heron

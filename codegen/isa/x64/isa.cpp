@@ -38,12 +38,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<TargetIsa> host_isa() { return std::make_unique<X64Isa>(x64::Settings::host()); }
-
-std::unique_ptr<TargetIsa> isa_by_name(std::string_view name) {
-    if (name == "x86_64" || name == "x64") return std::make_unique<X64Isa>(x64::Settings::host());
-    if (name == "x86_64-baseline") return std::make_unique<X64Isa>(x64::Settings::baseline());
-    return nullptr;
+std::unique_ptr<TargetIsa> make_x64_isa(bool baseline) {
+    return std::make_unique<X64Isa>(baseline ? x64::Settings::baseline() : x64::Settings::host());
 }
 
 }  // namespace heron

@@ -1,0 +1,40 @@
+// The AArch64 TargetIsa: lower -> allocate registers (-> check) -> emit.
+// The lowering, allocator and emitter state is kept between functions so
+// that compiling the next function allocates almost nothing.
+#include "codegen/machinst/isa.h"
+
+#include "codegen/isa/aarch64/emit.h"
+#include "codegen/isa/aarch64/lower.h"
+
+namespace heron {
+namespace {
+
+class Aarch64Isa final : public TargetIsa {
+public:
+    std::string_view name() const override { return "aarch64"; }
+
+    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) override {
+        vcode_.clear();
+        std::string err = aarch64::lower_function(func, vcode_);
+        if (!err.empty()) return err;
+        alloc_.clear();
+        err = ra::allocate(vcode_.ra, aarch64::machine_env(), alloc_, ractx_);
+        if (!err.empty()) return "register allocation failed: " + err;
+        if (opts.check_regalloc) {
+            err = ra::check(vcode_.ra, aarch64::machine_env(), alloc_);
+            if (!err.empty()) return "register allocation checker: " + err;
+        }
+        return aarch64::emit_function(func, vcode_, alloc_, out);
+    }
+
+private:
+    aarch64::VCode vcode_;
+    ra::Output alloc_;
+    ra::Context ractx_;
+};
+
+}  // namespace
+
+std::unique_ptr<TargetIsa> make_aarch64_isa() { return std::make_unique<Aarch64Isa>(); }
+
+}  // namespace heron

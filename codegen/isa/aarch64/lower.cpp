@@ -1,0 +1,1363 @@
+// IR -> AArch64 VCode. See lower.h for the shape of the result.
+//
+// Block order: reverse postorder of the reachable blocks, with an edge block
+// right after its predecessor for every critical edge. Narrow integers
+// follow ir-reference.md 1.3: results may carry garbage above their width;
+// an op whose result depends on those bits extends its inputs first (to 32
+// bits with uxt*/sxt*, or it uses an extended-register compare).
+//
+// Fusions: icmp/fcmp into brif, select, trapz/trapnz; brif of a plain value
+// into cbz/cbnz; add/sub/compare immediates (imm12, either sign); constant
+// shift amounts; imul + iadd/isub into madd/msub; p + const into the
+// load/store offset.
+#include "codegen/isa/aarch64/lower.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace heron::aarch64 {
+
+using ra::Operand;
+using ra::RegClass;
+using ra::VReg;
+using namespace regs;
+
+namespace {
+
+constexpr uint32_t kNone = ~0u;
+/// AAPCS64: x0..x7 and v0..v7 carry arguments; Heron returns results in the
+/// same registers, and those that do not fit through a return area whose
+/// address is passed in x8 (AAPCS64's indirect result register).
+constexpr unsigned kIntArgRegs = 8;
+constexpr unsigned kFloatArgRegs = 8;
+
+ra::PRegSet caller_saved() {
+    ra::PRegSet s;
+    for (uint8_t r = 0; r <= 17; ++r) s.add(gpr(r));
+    for (uint8_t r = 0; r < 8; ++r) s.add(fpr(r));
+    for (uint8_t r = 16; r < 32; ++r) s.add(fpr(r));
+    return s;
+}
+
+RegClass class_of(Type t) { return t.is_float() ? RegClass::Float : RegClass::Int; }
+
+bool returned_in_reg(const Signature& sig, size_t k) {
+    unsigned ni = 0, nf = 0;
+    for (size_t j = 0; j <= k; ++j) {
+        bool in_reg = sig.returns[j].type.is_float() ? nf++ < kFloatArgRegs : ni++ < kIntArgRegs;
+        if (j == k) return in_reg;
+    }
+    return false;
+}
+
+unsigned overflow_returns(const Signature& sig) {
+    unsigned over = 0;
+    for (size_t k = 0; k < sig.returns.size(); ++k) over += !returned_in_reg(sig, k);
+    return over;
+}
+
+bool is_signed_cc(IntCC cc) {
+    return cc == IntCC::Slt || cc == IntCC::Sge || cc == IntCC::Sgt || cc == IntCC::Sle;
+}
+
+Cond cond_of(IntCC cc) {
+    switch (cc) {
+    case IntCC::Eq: return Cond::EQ;
+    case IntCC::Ne: return Cond::NE;
+    case IntCC::Slt: return Cond::LT;
+    case IntCC::Sge: return Cond::GE;
+    case IntCC::Sgt: return Cond::GT;
+    case IntCC::Sle: return Cond::LE;
+    case IntCC::Ult: return Cond::LO;
+    case IntCC::Uge: return Cond::HS;
+    case IntCC::Ugt: return Cond::HI;
+    case IntCC::Ule: return Cond::LS;
+    }
+    return Cond::EQ;
+}
+
+/// The conditions that hold after `fcmp x, y` for `cc` (ARM ARM: after FCMP
+/// an unordered pair sets NZCV = 0011). The condition is c1 or c2 (c2 is AL
+/// when one code suffices).
+std::pair<Cond, Cond> float_cond(FloatCC cc) {
+    switch (cc) {
+    case FloatCC::Eq: return {Cond::EQ, Cond::AL};
+    case FloatCC::Ne: return {Cond::NE, Cond::AL};
+    case FloatCC::Lt: return {Cond::MI, Cond::AL};
+    case FloatCC::Le: return {Cond::LS, Cond::AL};
+    case FloatCC::Gt: return {Cond::GT, Cond::AL};
+    case FloatCC::Ge: return {Cond::GE, Cond::AL};
+    case FloatCC::Uno: return {Cond::VS, Cond::AL};
+    case FloatCC::Ord: return {Cond::VC, Cond::AL};
+    case FloatCC::Ult: return {Cond::LT, Cond::AL};
+    case FloatCC::Ule: return {Cond::LE, Cond::AL};
+    case FloatCC::Ugt: return {Cond::HI, Cond::AL};
+    case FloatCC::Uge: return {Cond::PL, Cond::AL};
+    case FloatCC::Ueq: return {Cond::EQ, Cond::VS};
+    case FloatCC::One: return {Cond::MI, Cond::GT};
+    }
+    return {Cond::EQ, Cond::AL};
+}
+
+int64_t sext(uint64_t bits, unsigned width) {
+    if (width >= 64) return static_cast<int64_t>(bits);
+    uint64_t m = uint64_t{1} << (width - 1);
+    bits &= (uint64_t{1} << width) - 1;
+    return static_cast<int64_t>((bits ^ m) - m);
+}
+
+/// add/sub/cmp immediates: imm12, either sign (the emitter flips add/sub).
+bool is_imm12(int64_t v) { return v > -4096 && v < 4096; }
+
+unsigned reg_size(Type t) { return t.bits() == 64 ? 8 : 4; }
+
+class Lowerer {
+public:
+    Lowerer(const Function& f, VCode& out) : f_(f), dfg_(f.dfg), out_(out) {}
+
+    std::string run();
+
+private:
+    void compute_order();
+
+    // --- value/vreg plumbing ------------------------------------------------
+    VReg vreg_of(Value v) {
+        v = dfg_.resolve_aliases(v);
+        VReg& r = value_vreg_[v];
+        if (!r.is_valid()) r = VReg(next_vreg_++, class_of(dfg_.value_type(v)));
+        return r;
+    }
+    VReg use(Value v) {
+        v = dfg_.resolve_aliases(v);
+        needed_[v] = 1;
+        return vreg_of(v);
+    }
+    VReg def(Value v) { return vreg_of(v); }
+    VReg result(Inst inst) { return def(dfg_.first_result(inst)); }
+    VReg temp(RegClass c = RegClass::Int) { return VReg(next_vreg_++, c); }
+    Type type_of(Value v) const { return dfg_.value_type(v); }
+
+    std::optional<int64_t> const_of(Value v) const {
+        v = dfg_.resolve_aliases(v);
+        ValueDef d = dfg_.value_def(v);
+        if (!d.is_result()) return std::nullopt;
+        const InstructionData& id = dfg_[d.inst()];
+        if (id.opcode != Opcode::Iconst) return std::nullopt;
+        return sext(id.imm, dfg_.value_type(v).bits());
+    }
+    std::optional<Inst> def_with(Value v, Opcode op) const {
+        v = dfg_.resolve_aliases(v);
+        ValueDef d = dfg_.value_def(v);
+        if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
+        return d.inst();
+    }
+    /// Whether `v` has exactly one use in the function (it may then be
+    /// folded into its user without computing it twice).
+    bool single_use(Value v) const { return use_count_[dfg_.resolve_aliases(v)] == 1; }
+
+    // --- emission into the current IR instruction's buffer -------------------
+    MInst& emit(Op op, std::initializer_list<Operand> ops) { return push(op, ops.begin(), ops.end()); }
+    MInst& emit_v(Op op, const std::vector<Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
+    MInst& push(Op op, const Operand* first, const Operand* last) {
+        MInst m;
+        m.op = op;
+        m.ir_inst = cur_inst_;
+        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(last - first)});
+        pend_ops_.insert(pend_ops_.end(), first, last);
+        return buf_.back().m;
+    }
+
+    VReg mov_imm(int64_t v, VReg d) {
+        emit(Op::MovImm, {Operand::def(d)}).imm = v;
+        return d;
+    }
+    VReg mov_imm(int64_t v) { return mov_imm(v, temp()); }
+    VReg mov(VReg s, VReg d) {
+        emit(d.cls() == RegClass::Float ? Op::FMov : Op::MovRR, {Operand::use(s), Operand::def(d)}).size = 8;
+        return d;
+    }
+    VReg ext(VReg src, unsigned from_bytes, bool is_signed, VReg d) {
+        MInst& m = emit(Op::Ext, {Operand::use(src), Operand::def(d)});
+        m.size = static_cast<uint8_t>(from_bytes);
+        if (is_signed) m.flags |= mflags::kSigned;
+        return d;
+    }
+    VReg ext(VReg src, unsigned from_bytes, bool is_signed) { return ext(src, from_bytes, is_signed, temp()); }
+    /// `v` extended to at least 32 bits (narrow types), else itself.
+    VReg extended(Value v, bool is_signed) {
+        Type t = type_of(v);
+        if (t.bits() >= 32) return use(v);
+        return ext(use(v), t.bytes(), is_signed);
+    }
+    VReg alu(AluOp op, unsigned size, VReg a, VReg b, VReg d) {
+        MInst& m = emit(Op::Alu, {Operand::use(a), Operand::use(b), Operand::def(d)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg alu(AluOp op, unsigned size, VReg a, VReg b) { return alu(op, size, a, b, temp()); }
+    VReg alu_imm(AluOp op, unsigned size, VReg a, int64_t imm, VReg d) {
+        MInst& m = emit(Op::AluImm, {Operand::use(a), Operand::def(d)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        m.imm = imm;
+        return d;
+    }
+    VReg alu_imm(AluOp op, unsigned size, VReg a, int64_t imm) { return alu_imm(op, size, a, imm, temp()); }
+    VReg unary(UnaryOp op, unsigned size, VReg a, VReg d) {
+        MInst& m = emit(Op::Unary, {Operand::use(a), Operand::def(d)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg unary(UnaryOp op, unsigned size, VReg a) { return unary(op, size, a, temp()); }
+    void cmp(unsigned size, VReg a, VReg b) { emit(Op::Cmp, {Operand::use(a), Operand::use(b)}).size = static_cast<uint8_t>(size); }
+    void cmp_imm(unsigned size, VReg a, int64_t imm) {
+        MInst& m = emit(Op::CmpImm, {Operand::use(a)});
+        m.size = static_cast<uint8_t>(size);
+        m.imm = imm;
+    }
+    void cmp_ext(unsigned size, VReg a, VReg b, ExtOp e) {
+        MInst& m = emit(Op::CmpExt, {Operand::use(a), Operand::use(b)});
+        m.size = static_cast<uint8_t>(size);
+        m.sub = static_cast<uint8_t>(e);
+    }
+    /// Flags for "v != 0" at v's width: the condition to test is NE.
+    void test_nonzero(Value v) {
+        Type t = type_of(v);
+        if (t.bits() < 32) {
+            emit(Op::TstImm, {Operand::use(use(v))}).size = static_cast<uint8_t>(t.bytes());
+            return;
+        }
+        cmp_imm(t.bytes(), use(v), 0);
+    }
+    VReg cset(Cond cc, VReg d, bool mask = false) {
+        MInst& m = emit(Op::Cset, {Operand::def(d)});
+        m.cc = cc;
+        m.imm = mask;
+        return d;
+    }
+    VReg csel(Cond cc, unsigned size, VReg t, VReg f, VReg d) {
+        MInst& m = emit(t.cls() == RegClass::Float ? Op::FCsel : Op::Csel, {Operand::use(t), Operand::use(f), Operand::def(d)});
+        m.cc = cc;
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg fconst_bits(uint64_t bits, unsigned size, VReg d) {
+        MInst& m = emit(Op::FConst, {Operand::def(d)});
+        m.imm = static_cast<int64_t>(bits);
+        m.size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg to_gpr(VReg f, unsigned size) {
+        VReg d = temp();
+        emit(Op::FprToGpr, {Operand::use(f), Operand::def(d)}).size = static_cast<uint8_t>(size);
+        return d;
+    }
+    VReg to_fpr(VReg g, unsigned size, VReg d) {
+        emit(Op::GprToFpr, {Operand::use(g), Operand::def(d)}).size = static_cast<uint8_t>(size);
+        return d;
+    }
+    void trap_if(Cond cc, uint8_t code) {
+        MInst& m = emit(Op::TrapIf, {});
+        m.cc = cc;
+        m.trap = code;
+    }
+
+    /// A condition for brif/select/trapz: folds an icmp or a one-code fcmp
+    /// into flags and returns the condition; anything else (a plain value,
+    /// a two-code fcmp) is tested against zero (NE).
+    Cond lower_condition(Value c);
+    Cond emit_icmp(const InstructionData& d);
+    /// Emits fcmp; returns the condition codes (the second AL if unused).
+    std::pair<Cond, Cond> emit_fcmp(const InstructionData& d);
+    /// The 0/1 value of an fcmp.
+    VReg fcmp_value(const InstructionData& d, VReg out);
+
+    // --- per-family lowering --------------------------------------------------
+    std::string lower_inst(Inst inst);
+    void lower_int_binary(Inst inst, const InstructionData& d);
+    void lower_div(Inst inst, const InstructionData& d);
+    void lower_mulhi(Inst inst, const InstructionData& d);
+    void lower_minmax(Inst inst, const InstructionData& d);
+    void lower_overflow(Inst inst, const InstructionData& d);
+    void lower_carry(Inst inst, const InstructionData& d);
+    void lower_shift(Inst inst, const InstructionData& d);
+    void lower_bitcount(Inst inst, const InstructionData& d);
+    void lower_select(Inst inst, const InstructionData& d);
+    void lower_float_bitwise(Inst inst, const InstructionData& d);
+    void lower_float_unary(Inst inst, const InstructionData& d);
+    void lower_float_binary(Inst inst, const InstructionData& d);
+    void lower_conversion(Inst inst, const InstructionData& d);
+    void lower_load(Inst inst, const InstructionData& d);
+    void lower_store(Inst inst, const InstructionData& d);
+    std::string lower_call(Inst inst, const InstructionData& d);
+    void lower_branch(Inst inst, const InstructionData& d);
+    void lower_return(Inst inst);
+    std::string lower_args();
+
+    uint32_t symbol_index(const ExternalName& name) {
+        for (uint32_t k = 0; k < out_.symbols.size(); ++k) {
+            if (out_.symbols[k] == name) return k;
+        }
+        out_.symbols.push_back(name);
+        return static_cast<uint32_t>(out_.symbols.size() - 1);
+    }
+
+    /// Folds `p + const` addressing: returns the base vreg and adds to off.
+    VReg address(Value p, int64_t& off);
+
+    const Function& f_;
+    const DataFlowGraph& dfg_;
+    VCode& out_;
+
+    struct Pending {
+        MInst m;
+        uint32_t ops_begin, ops_count;
+    };
+    std::vector<Pending> buf_;
+    std::vector<Operand> pend_ops_;
+    std::vector<Pending> block_buf_;
+    uint32_t cur_inst_ = kNone;
+
+    SecondaryMap<Value, VReg> value_vreg_;
+    SecondaryMap<Value, uint8_t> needed_;
+    SecondaryMap<Value, uint32_t> use_count_;
+    std::vector<std::vector<Operand>> block_ops_;
+    uint32_t next_vreg_ = 0;
+
+    std::vector<Block> rpo_;
+    SecondaryMap<Block, uint32_t> vblock_of_;
+    SecondaryMap<Block, uint32_t> rpo_index_;
+    struct VBlock {
+        uint32_t ir = kNone;
+        std::vector<uint32_t> succs;
+        std::vector<std::vector<Value>> args;
+        std::vector<Pending> insts;
+        uint32_t edge_target = kNone;
+        std::vector<Value> edge_args;
+    };
+    std::vector<VBlock> vblocks_;
+    std::vector<std::vector<uint32_t>> dest_vblock_;
+    VReg ret_area_;
+};
+
+// ---------------------------------------------------------------------------
+
+void Lowerer::compute_order() {
+    uint32_t nb = dfg_.num_blocks();
+    std::vector<uint8_t> seen(nb, 0);
+    std::vector<std::pair<Block, uint32_t>> stack;
+    std::vector<Block> post;
+    Block entry = *f_.layout.entry_block();
+    stack.push_back({entry, 0});
+    seen[entry.index()] = 1;
+    while (!stack.empty()) {
+        auto& [b, k] = stack.back();
+        auto term = f_.layout.last_inst(b);
+        auto dests = term ? dfg_.branch_destinations(*term) : std::span<const BlockCall>();
+        if (k < dests.size()) {
+            Block s = dests[k++].block(dfg_.value_lists);
+            if (!seen[s.index()]) {
+                seen[s.index()] = 1;
+                stack.push_back({s, 0});
+            }
+            continue;
+        }
+        post.push_back(b);
+        stack.pop_back();
+    }
+    rpo_.assign(post.rbegin(), post.rend());
+
+    std::vector<uint32_t> npreds(nb, 0);
+    for (Block b : rpo_) {
+        for (const BlockCall& bc : dfg_.branch_destinations(*f_.layout.last_inst(b))) ++npreds[bc.block(dfg_.value_lists).index()];
+    }
+    auto critical = [&](size_t ndests, Block s) { return ndests > 1 && npreds[s.index()] > 1; };
+    for (uint32_t i = 0; i < rpo_.size(); ++i) {
+        Block b = rpo_[i];
+        rpo_index_[b] = i;
+        vblock_of_[b] = static_cast<uint32_t>(vblocks_.size());
+        VBlock vb;
+        vb.ir = b.index();
+        vblocks_.push_back(std::move(vb));
+        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
+        for (const BlockCall& bc : dests) {
+            Block s = bc.block(dfg_.value_lists);
+            if (!critical(dests.size(), s)) continue;
+            VBlock eb;
+            eb.edge_target = s.index();
+            auto args = bc.args(dfg_.value_lists);
+            eb.edge_args.assign(args.begin(), args.end());
+            vblocks_.push_back(std::move(eb));
+        }
+    }
+    dest_vblock_.assign(rpo_.size(), {});
+    for (uint32_t i = 0; i < rpo_.size(); ++i) {
+        Block b = rpo_[i];
+        uint32_t vb = vblock_of_[b];
+        uint32_t next_edge = vb + 1;
+        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
+        for (const BlockCall& bc : dests) {
+            Block s = bc.block(dfg_.value_lists);
+            if (critical(dests.size(), s)) {
+                uint32_t e = next_edge++;
+                vblocks_[e].succs = {vblock_of_[s]};
+                vblocks_[e].args = {vblocks_[e].edge_args};
+                vblocks_[vb].succs.push_back(e);
+                vblocks_[vb].args.push_back({});
+                dest_vblock_[i].push_back(e);
+                continue;
+            }
+            auto args = bc.args(dfg_.value_lists);
+            vblocks_[vb].succs.push_back(vblock_of_[s]);
+            vblocks_[vb].args.push_back(std::vector<Value>(args.begin(), args.end()));
+            dest_vblock_[i].push_back(vblock_of_[s]);
+        }
+    }
+}
+
+VReg Lowerer::address(Value p, int64_t& off) {
+    if (auto add = def_with(p, Opcode::Iadd)) {
+        const InstructionData& a = dfg_[*add];
+        for (int k = 0; k < 2; ++k) {
+            auto c = const_of(a.args[k]);
+            if (c && *c + off >= INT32_MIN && *c + off <= INT32_MAX) {
+                off += *c;
+                return use(a.args[1 - k]);
+            }
+        }
+    }
+    return use(p);
+}
+
+Cond Lowerer::emit_icmp(const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    IntCC cc = d.intcc();
+    bool is_signed = is_signed_cc(cc);
+    unsigned size = reg_size(t);
+    VReg x = extended(d.args[0], is_signed);
+    if (auto k = const_of(d.args[1])) {
+        // The constant read the way x was extended.
+        int64_t v = t.bits() < 64 && !is_signed ? static_cast<int64_t>(static_cast<uint64_t>(*k) & t.mask()) : *k;
+        if (is_imm12(v)) {
+            cmp_imm(size, x, v);
+            return cond_of(cc);
+        }
+    }
+    cmp(size, x, extended(d.args[1], is_signed));
+    return cond_of(cc);
+}
+
+std::pair<Cond, Cond> Lowerer::emit_fcmp(const InstructionData& d) {
+    emit(Op::FCmp, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1]))}).size =
+        static_cast<uint8_t>(type_of(d.args[0]).bytes());
+    return float_cond(d.floatcc());
+}
+
+VReg Lowerer::fcmp_value(const InstructionData& d, VReg out) {
+    auto [c1, c2] = emit_fcmp(d);
+    if (c2 == Cond::AL) return cset(c1, out);
+    VReg a = cset(c1, temp()), b = cset(c2, temp());
+    return alu(AluOp::Orr, 4, a, b, out);
+}
+
+Cond Lowerer::lower_condition(Value c) {
+    if (auto ic = def_with(c, Opcode::Icmp)) return emit_icmp(dfg_[*ic]);
+    if (auto fc = def_with(c, Opcode::Fcmp)) {
+        const InstructionData& d = dfg_[*fc];
+        if (float_cond(d.floatcc()).second == Cond::AL) return emit_fcmp(d).first;
+        VReg v = fcmp_value(d, temp());
+        cmp_imm(4, v, 0);
+        return Cond::NE;
+    }
+    test_nonzero(c);
+    return Cond::NE;
+}
+
+// ---------------------------------------------------------------------------
+
+std::string Lowerer::run() {
+    out_.clear();
+    Block entry = *f_.layout.entry_block();
+    compute_order();
+    for (Block b : rpo_) {
+        for (auto i = f_.layout.first_inst(b); i; i = f_.layout.next_inst(*i)) {
+            dfg_.for_each_inst_value(*i, [&](Value a) { ++use_count_[dfg_.resolve_aliases(a)]; });
+        }
+    }
+    block_ops_.resize(vblocks_.size());
+    if (overflow_returns(f_.signature) > 0) ret_area_ = temp();
+
+    for (uint32_t vb = static_cast<uint32_t>(vblocks_.size()); vb-- > 0;) {
+        VBlock& blk = vblocks_[vb];
+        block_buf_.clear();
+        pend_ops_.clear();
+        if (blk.ir == kNone) {
+            for (Value a : blk.edge_args) use(a);
+            cur_inst_ = kNone;
+            buf_.clear();
+            emit(Op::Jmp, {}).aux = blk.succs[0];
+            for (auto& p : buf_) block_buf_.push_back(p);
+        } else {
+            Block b(blk.ir);
+            for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
+                const InstructionData& d = dfg_[*i];
+                bool pure = !is_terminator(d.opcode) && !is_call(d.opcode) && !can_trap(d.opcode) &&
+                            !can_store(d.opcode);
+                if (pure) {
+                    bool any = false;
+                    for (Value r : dfg_.inst_results(*i)) any |= needed_[r];
+                    if (!any) continue;
+                }
+                buf_.clear();
+                cur_inst_ = i->index();
+                std::string err = lower_inst(*i);
+                if (!err.empty()) return "unsupported on aarch64: " + err + " in block" + std::to_string(b.index());
+                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
+            }
+            if (b == entry) {
+                buf_.clear();
+                cur_inst_ = kNone;
+                std::string err = lower_args();
+                if (!err.empty()) return "unsupported on aarch64: " + err + " in block" + std::to_string(b.index());
+                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
+            }
+        }
+        blk.insts.clear();
+        for (auto it = block_buf_.rbegin(); it != block_buf_.rend(); ++it) blk.insts.push_back(*it);
+        std::vector<Operand>& store = block_ops_[vb];
+        store.clear();
+        for (Pending& p : blk.insts) {
+            uint32_t at = static_cast<uint32_t>(store.size());
+            store.insert(store.end(), pend_ops_.begin() + p.ops_begin, pend_ops_.begin() + p.ops_begin + p.ops_count);
+            p.ops_begin = at;
+        }
+    }
+
+    ra::Function& r = out_.ra;
+    r.block_insts_begin.push_back(0);
+    r.succs_begin.push_back(0);
+    r.params_begin.push_back(0);
+    r.branch_args_begin.push_back(0);
+    r.operands_begin.push_back(0);
+    for (uint32_t vb = 0; vb < vblocks_.size(); ++vb) {
+        VBlock& blk = vblocks_[vb];
+        for (Pending& p : blk.insts) {
+            const MInst& m = p.m;
+            const std::vector<Operand>& ops = block_ops_[vb];
+            r.operands.insert(r.operands.end(), ops.begin() + p.ops_begin, ops.begin() + p.ops_begin + p.ops_count);
+            r.operands_begin.push_back(static_cast<uint32_t>(r.operands.size()));
+            uint8_t fl = 0;
+            bool leaves = m.op == Op::Ret || m.op == Op::Trap || m.op == Op::TailCall || m.op == Op::TailCallInd;
+            if (leaves || m.op == Op::Jmp || m.op == Op::Bcond || m.op == Op::Cbz || m.op == Op::BrTable)
+                fl |= ra::inst_flags::kTerminator;
+            if (leaves) fl |= ra::inst_flags::kReturn;
+            if (m.op == Op::MovRR || m.op == Op::FMov) fl |= ra::inst_flags::kMove;
+            r.flags.push_back(fl);
+            if (m.op == Op::Call || m.op == Op::CallInd)
+                r.clobbers.push_back({static_cast<uint32_t>(out_.insts.size()), caller_saved()});
+            out_.insts.push_back(m);
+        }
+        r.block_insts_begin.push_back(static_cast<uint32_t>(out_.insts.size()));
+        for (uint32_t k = 0; k < blk.succs.size(); ++k) {
+            r.succs.push_back(blk.succs[k]);
+            for (Value a : blk.args[k]) r.branch_args.push_back(vreg_of(a));
+            r.branch_args_begin.push_back(static_cast<uint32_t>(r.branch_args.size()));
+        }
+        r.succs_begin.push_back(static_cast<uint32_t>(r.succs.size()));
+        if (blk.ir != kNone && Block(blk.ir) != entry) {
+            for (Value p : dfg_.block_params(Block(blk.ir))) r.params.push_back(vreg_of(p));
+        }
+        r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
+        r.loop_depth.push_back(0);
+        out_.block_ir.push_back(blk.ir);
+    }
+    uint32_t nb = static_cast<uint32_t>(vblocks_.size());
+    std::vector<std::vector<uint32_t>> preds(nb);
+    for (uint32_t b = 0; b < nb; ++b) {
+        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) preds[r.succs[e]].push_back(b);
+    }
+    r.preds_begin.push_back(0);
+    for (uint32_t b = 0; b < nb; ++b) {
+        r.preds.insert(r.preds.end(), preds[b].begin(), preds[b].end());
+        r.preds_begin.push_back(static_cast<uint32_t>(r.preds.size()));
+    }
+    r.num_vregs = next_vreg_;
+    return {};
+}
+
+std::string Lowerer::lower_args() {
+    const Signature& sig = f_.signature;
+    std::vector<Operand> defs;
+    unsigned ni = 0, nf = 0;
+    int64_t stack_off = 16;  // above the frame record (x29, x30)
+    if (overflow_returns(sig) > 0) defs.push_back(Operand::def_fixed(ret_area_, gpr(X8)));
+    auto params = dfg_.block_params(*f_.layout.entry_block());
+    std::vector<Pending> loads;
+    for (Value p : params) {
+        Type t = type_of(p);
+        VReg v = def(p);
+        if (t.is_float() && nf < kFloatArgRegs) {
+            defs.push_back(Operand::def_fixed(v, fpr(static_cast<uint8_t>(nf++))));
+        } else if (!t.is_float() && ni < kIntArgRegs) {
+            defs.push_back(Operand::def_fixed(v, gpr(static_cast<uint8_t>(ni++))));
+        } else {
+            if (sig.call_conv == CallConv::Tail) return "tail-convention function with stack arguments";
+            MInst& m = emit(Op::Load, {Operand::def(v)});
+            m.aux = 1;  // [x29 + imm]: an incoming stack argument
+            m.imm = stack_off;
+            m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+            if (t.is_float()) m.flags |= mflags::kFloat;
+            stack_off += 8;
+        }
+    }
+    loads.assign(buf_.begin(), buf_.end());
+    buf_.clear();
+    emit_v(Op::Args, defs);
+    for (auto& l : loads) buf_.push_back(l);
+    return {};
+}
+
+std::string Lowerer::lower_inst(Inst inst) {
+    const InstructionData& d = dfg_[inst];
+    switch (d.opcode) {
+    case Opcode::Nop: return {};
+    case Opcode::Iconst: mov_imm(sext(d.imm, d.type.bits()), result(inst)); return {};
+    case Opcode::F32const: fconst_bits(d.imm, 4, result(inst)); return {};
+    case Opcode::F64const: fconst_bits(d.imm, 8, result(inst)); return {};
+    case Opcode::Iadd: case Opcode::Isub: case Opcode::Imul:
+    case Opcode::Band: case Opcode::Bor: case Opcode::Bxor:
+        if (type_of(d.args[0]).is_float()) {
+            lower_float_bitwise(inst, d);
+            return {};
+        }
+        lower_int_binary(inst, d);
+        return {};
+    case Opcode::Ineg: unary(UnaryOp::Neg, reg_size(type_of(d.args[0])), use(d.args[0]), result(inst)); return {};
+    case Opcode::Bnot:
+        if (type_of(d.args[0]).is_float()) {
+            lower_float_bitwise(inst, d);
+            return {};
+        }
+        unary(UnaryOp::Mvn, reg_size(type_of(d.args[0])), use(d.args[0]), result(inst));
+        return {};
+    case Opcode::Iabs: {
+        unsigned size = reg_size(type_of(d.args[0]));
+        VReg x = extended(d.args[0], true);
+        cmp_imm(size, x, 0);
+        MInst& m = emit(Op::Cneg, {Operand::use(x), Operand::def(result(inst))});
+        m.cc = Cond::LT;
+        m.size = static_cast<uint8_t>(size);
+        return {};
+    }
+    case Opcode::Umulhi: case Opcode::Smulhi: lower_mulhi(inst, d); return {};
+    case Opcode::Udiv: case Opcode::Sdiv: case Opcode::Urem: case Opcode::Srem: lower_div(inst, d); return {};
+    case Opcode::Smin: case Opcode::Smax: case Opcode::Umin: case Opcode::Umax: lower_minmax(inst, d); return {};
+    case Opcode::UaddOverflow: case Opcode::SaddOverflow: case Opcode::UsubOverflow:
+    case Opcode::SsubOverflow: case Opcode::UmulOverflow: case Opcode::SmulOverflow:
+        lower_overflow(inst, d);
+        return {};
+    case Opcode::UaddOverflowCin: case Opcode::SaddOverflowCin:
+    case Opcode::UsubOverflowBin: case Opcode::SsubOverflowBin:
+        lower_carry(inst, d);
+        return {};
+    case Opcode::UaddOverflowTrap: {
+        Type t = type_of(d.args[0]);
+        VReg out = result(inst);
+        if (t.bits() < 32) {
+            // Zero-extended inputs: the sum carries out iff bits above B are set.
+            alu(AluOp::Add, 4, extended(d.args[0], false), extended(d.args[1], false), out);
+            MInst& m = emit(Op::TrapIfHigh, {Operand::use(out)});
+            m.imm = t.bits();
+            m.trap = d.code;
+            return {};
+        }
+        alu(AluOp::Adds, t.bytes(), use(d.args[0]), use(d.args[1]), out);
+        trap_if(Cond::HS, d.code);
+        return {};
+    }
+    case Opcode::Bitselect: {
+        Type t = type_of(d.args[1]);
+        if (t.is_float()) {
+            lower_float_bitwise(inst, d);
+            return {};
+        }
+        VReg c = use(d.args[0]);
+        VReg a = alu(AluOp::And, 8, use(d.args[1]), c);
+        VReg b = alu(AluOp::Bic, 8, use(d.args[2]), c);
+        alu(AluOp::Orr, 8, a, b, result(inst));
+        return {};
+    }
+    case Opcode::Ishl: case Opcode::Ushr: case Opcode::Sshr: case Opcode::Rotl: case Opcode::Rotr:
+        lower_shift(inst, d);
+        return {};
+    case Opcode::Clz: case Opcode::Cls: case Opcode::Ctz: case Opcode::Popcnt: case Opcode::Bitrev:
+        lower_bitcount(inst, d);
+        return {};
+    case Opcode::Bswap: {
+        Type t = type_of(d.args[0]);
+        UnaryOp op = t.bits() == 16 ? UnaryOp::Rev16 : UnaryOp::Rev;
+        unary(op, reg_size(t), use(d.args[0]), result(inst));
+        return {};
+    }
+    case Opcode::Icmp: cset(emit_icmp(d), result(inst)); return {};
+    case Opcode::Fcmp: fcmp_value(d, result(inst)); return {};
+    case Opcode::Select: case Opcode::SelectSpectreGuard: lower_select(inst, d); return {};
+    case Opcode::Bmask: test_nonzero(d.args[0]); cset(Cond::NE, result(inst), true); return {};
+    case Opcode::Uextend: case Opcode::Sextend:
+        ext(use(d.args[0]), type_of(d.args[0]).bytes(), d.opcode == Opcode::Sextend, result(inst));
+        return {};
+    case Opcode::Ireduce: mov(use(d.args[0]), result(inst)); return {};
+    case Opcode::Bitcast: {
+        Type in = type_of(d.args[0]), outt = d.type;
+        VReg src = use(d.args[0]), out = result(inst);
+        if (in.is_float() == outt.is_float()) {
+            mov(src, out);
+            return {};
+        }
+        emit(in.is_float() ? Op::FprToGpr : Op::GprToFpr, {Operand::use(src), Operand::def(out)}).size =
+            static_cast<uint8_t>(in.bytes());
+        return {};
+    }
+    case Opcode::Fpromote: case Opcode::Fdemote:
+    case Opcode::Sqrt: case Opcode::Fneg: case Opcode::Fabs:
+    case Opcode::Ceil: case Opcode::Floor: case Opcode::Trunc: case Opcode::Nearest:
+        lower_float_unary(inst, d);
+        return {};
+    case Opcode::Fadd: case Opcode::Fsub: case Opcode::Fmul: case Opcode::Fdiv:
+    case Opcode::Fmin: case Opcode::Fmax: case Opcode::Fma:
+        lower_float_binary(inst, d);
+        return {};
+    case Opcode::Fcopysign: lower_float_bitwise(inst, d); return {};
+    case Opcode::FcvtToUint: case Opcode::FcvtToSint: case Opcode::FcvtToUintSat: case Opcode::FcvtToSintSat:
+    case Opcode::FcvtFromUint: case Opcode::FcvtFromSint:
+        lower_conversion(inst, d);
+        return {};
+    case Opcode::Load: case Opcode::Uload8: case Opcode::Sload8: case Opcode::Uload16:
+    case Opcode::Sload16: case Opcode::Uload32: case Opcode::Sload32:
+        lower_load(inst, d);
+        return {};
+    case Opcode::Store: case Opcode::Istore8: case Opcode::Istore16: case Opcode::Istore32:
+        lower_store(inst, d);
+        return {};
+    case Opcode::StackAddr: {
+        MInst& m = emit(Op::StackAddr, {Operand::def(result(inst))});
+        m.aux = d.entity;
+        m.imm = d.offset;
+        return {};
+    }
+    case Opcode::FuncAddr:
+        emit(Op::FuncAddr, {Operand::def(result(inst))}).aux = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
+        return {};
+    case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable: lower_branch(inst, d); return {};
+    case Opcode::Return: lower_return(inst); return {};
+    case Opcode::Trap: emit(Op::Trap, {}).trap = d.code; return {};
+    case Opcode::Trapz: case Opcode::Trapnz: {
+        Value c = d.args[0];
+        bool folds = def_with(c, Opcode::Icmp) || def_with(c, Opcode::Fcmp);
+        if (!folds && type_of(c).bits() >= 32) {
+            MInst& m = emit(Op::TrapIfZero, {Operand::use(use(c))});
+            m.size = static_cast<uint8_t>(type_of(c).bytes());
+            m.imm = d.opcode == Opcode::Trapnz;
+            m.trap = d.code;
+            return {};
+        }
+        Cond cc = lower_condition(c);
+        trap_if(d.opcode == Opcode::Trapz ? invert(cc) : cc, d.code);
+        return {};
+    }
+    case Opcode::Call: case Opcode::CallIndirect:
+    case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
+        return lower_call(inst, d);
+    }
+    return std::string(opcode_name(d.opcode));
+}
+
+void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = reg_size(t);
+    VReg out = result(inst);
+    Value x = d.args[0], y = d.args[1];
+    AluOp op;
+    switch (d.opcode) {
+    case Opcode::Iadd: op = AluOp::Add; break;
+    case Opcode::Isub: op = AluOp::Sub; break;
+    case Opcode::Imul: op = AluOp::Mul; break;
+    case Opcode::Band: op = AluOp::And; break;
+    case Opcode::Bor: op = AluOp::Orr; break;
+    default: op = AluOp::Eor; break;
+    }
+    if (op == AluOp::Add || op == AluOp::Sub) {
+        // x +/- (a * b) -> madd/msub when the product has no other use.
+        for (int k = op == AluOp::Add ? 0 : 1; k < 2; ++k) {
+            Value m = d.args[k];
+            auto mul = def_with(m, Opcode::Imul);
+            if (!mul || !single_use(m)) continue;
+            const InstructionData& md = dfg_[*mul];
+            MInst& mi = emit(Op::Madd, {Operand::use(use(md.args[0])), Operand::use(use(md.args[1])),
+                                        Operand::use(use(d.args[1 - k])), Operand::def(out)});
+            mi.size = static_cast<uint8_t>(size);
+            if (op == AluOp::Sub) mi.flags |= mflags::kMsub;
+            return;
+        }
+        auto k = const_of(y);
+        if (!k && op == AluOp::Add) {
+            if (auto k0 = const_of(x)) {
+                k = k0;
+                std::swap(x, y);
+            }
+        }
+        if (k) {
+            int64_t v = size == 4 ? static_cast<int32_t>(*k) : *k;
+            if (is_imm12(v)) {
+                alu_imm(op, size, use(x), v, out);
+                return;
+            }
+        }
+    }
+    alu(op, size, use(x), use(y), out);
+}
+
+void Lowerer::lower_div(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    bool is_signed = d.opcode == Opcode::Sdiv || d.opcode == Opcode::Srem;
+    VReg x = extended(d.args[0], is_signed);
+    VReg y = extended(d.args[1], is_signed);
+    DivOp op = d.opcode == Opcode::Udiv ? DivOp::Udiv
+             : d.opcode == Opcode::Sdiv ? DivOp::Sdiv
+             : d.opcode == Opcode::Urem ? DivOp::Urem : DivOp::Srem;
+    MInst& m = emit(Op::Div, {Operand::use(x), Operand::use(y), Operand::def(result(inst))});
+    m.sub = static_cast<uint8_t>(op);
+    m.size = static_cast<uint8_t>(reg_size(t));
+    m.size2 = static_cast<uint8_t>(t.bytes());
+}
+
+void Lowerer::lower_mulhi(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    bool is_signed = d.opcode == Opcode::Smulhi;
+    VReg out = result(inst);
+    if (t.bits() == 64) {
+        alu(is_signed ? AluOp::Smulh : AluOp::Umulh, 8, use(d.args[0]), use(d.args[1]), out);
+        return;
+    }
+    // The exact product fits 64 bits; its high B bits shifted down.
+    VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
+    VReg prod = temp();
+    MInst& m = emit(Op::MulWide, {Operand::use(x), Operand::use(y), Operand::def(prod)});
+    if (is_signed) m.flags |= mflags::kSigned;
+    alu_imm(is_signed ? AluOp::Asr : AluOp::Lsr, 8, prod, t.bits(), out);
+}
+
+void Lowerer::lower_minmax(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    bool is_signed = d.opcode == Opcode::Smin || d.opcode == Opcode::Smax;
+    bool is_min = d.opcode == Opcode::Smin || d.opcode == Opcode::Umin;
+    unsigned size = reg_size(t);
+    VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
+    cmp(size, x, y);
+    Cond c = is_signed ? (is_min ? Cond::LT : Cond::GT) : (is_min ? Cond::LO : Cond::HI);
+    csel(c, size, x, y, result(inst));
+}
+
+ExtOp narrow_ext(unsigned bits, bool is_signed) {
+    if (bits == 8) return is_signed ? ExtOp::Sxtb : ExtOp::Uxtb;
+    if (bits == 16) return is_signed ? ExtOp::Sxth : ExtOp::Uxth;
+    return is_signed ? ExtOp::Sxtw : ExtOp::Uxtw;
+}
+
+void Lowerer::lower_overflow(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    auto res = dfg_.inst_results(inst);
+    VReg a = def(res[0]), flag = def(res[1]);
+    bool is_signed = d.opcode == Opcode::SaddOverflow || d.opcode == Opcode::SsubOverflow ||
+                     d.opcode == Opcode::SmulOverflow;
+    bool is_mul = d.opcode == Opcode::UmulOverflow || d.opcode == Opcode::SmulOverflow;
+    bool is_add = d.opcode == Opcode::UaddOverflow || d.opcode == Opcode::SaddOverflow;
+    if (bits < 32 || (is_mul && bits == 32)) {
+        // Exact result of the extended inputs in a wider register; it
+        // overflowed iff it differs from its own low B bits re-extended.
+        VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
+        unsigned size = 4;
+        if (is_mul && bits == 32) {
+            MInst& m = emit(Op::MulWide, {Operand::use(x), Operand::use(y), Operand::def(a)});
+            if (is_signed) m.flags |= mflags::kSigned;
+            size = 8;
+        } else {
+            alu(is_mul ? AluOp::Mul : is_add ? AluOp::Add : AluOp::Sub, 4, x, y, a);
+        }
+        cmp_ext(size, a, a, narrow_ext(bits, is_signed));
+        cset(Cond::NE, flag);
+        return;
+    }
+    if (is_mul) {
+        // 64 bits: the high half must be zero (unsigned) or the sign of the low half.
+        VReg x = use(d.args[0]), y = use(d.args[1]);
+        VReg hi = alu(is_signed ? AluOp::Smulh : AluOp::Umulh, 8, x, y);
+        alu(AluOp::Mul, 8, x, y, a);
+        if (is_signed) cmp_ext(8, hi, a, ExtOp::Asr63);
+        else cmp_imm(8, hi, 0);
+        cset(Cond::NE, flag);
+        return;
+    }
+    alu(is_add ? AluOp::Adds : AluOp::Subs, t.bytes(), use(d.args[0]), use(d.args[1]), a);
+    cset(is_signed ? Cond::VS : is_add ? Cond::HS : Cond::LO, flag);
+}
+
+void Lowerer::lower_carry(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    auto res = dfg_.inst_results(inst);
+    VReg a = def(res[0]), flag = def(res[1]);
+    bool is_add = d.opcode == Opcode::UaddOverflowCin || d.opcode == Opcode::SaddOverflowCin;
+    bool is_signed = d.opcode == Opcode::SaddOverflowCin || d.opcode == Opcode::SsubOverflowBin;
+    if (bits < 32) {
+        VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
+        emit(Op::TstImm, {Operand::use(use(d.args[2]))}).size = 1;
+        VReg c = cset(Cond::NE, temp());
+        VReg s = alu(is_add ? AluOp::Add : AluOp::Sub, 4, x, y);
+        alu(is_add ? AluOp::Add : AluOp::Sub, 4, s, c, a);
+        cmp_ext(4, a, a, narrow_ext(bits, is_signed));
+        cset(Cond::NE, flag);
+        return;
+    }
+    // C = carry-in (adcs), or C = !borrow-in (sbcs subtracts !C).
+    emit(Op::SetCarry, {Operand::use(use(d.args[2]))}).imm = is_add ? 0 : 1;
+    alu(is_add ? AluOp::Adcs : AluOp::Sbcs, t.bytes(), use(d.args[0]), use(d.args[1]), a);
+    cset(is_signed ? Cond::VS : is_add ? Cond::HS : Cond::LO, flag);
+}
+
+void Lowerer::lower_shift(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    unsigned size = reg_size(t);
+    VReg out = result(inst);
+    bool rotate = d.opcode == Opcode::Rotl || d.opcode == Opcode::Rotr;
+    auto k = const_of(d.args[1]);
+    if (bits < 32 && rotate) {
+        // Narrow rotate: (x << l) | (x >> (B - l)) on the zero-extended value.
+        VReg x = extended(d.args[0], false);
+        if (k) {
+            unsigned l = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+            if (d.opcode == Opcode::Rotr) l = (bits - l) & (bits - 1);
+            if (l == 0) {
+                mov(use(d.args[0]), out);
+                return;
+            }
+            VReg hi = alu_imm(AluOp::Lsl, 4, x, l);
+            VReg lo = alu_imm(AluOp::Lsr, 4, x, bits - l);
+            alu(AluOp::Orr, 4, hi, lo, out);
+            return;
+        }
+        VReg n = alu_imm(AluOp::And, 4, use(d.args[1]), bits - 1);
+        VReg rn = alu(AluOp::Sub, 4, mov_imm(bits), n);  // B - n, in 1..B
+        VReg l = d.opcode == Opcode::Rotl ? n : rn;
+        VReg r = d.opcode == Opcode::Rotl ? rn : n;
+        VReg hi = alu(AluOp::Lsl, 4, x, l);
+        VReg lo = alu(AluOp::Lsr, 4, x, r);
+        alu(AluOp::Orr, 4, hi, lo, out);
+        return;
+    }
+    AluOp op;
+    switch (d.opcode) {
+    case Opcode::Ishl: op = AluOp::Lsl; break;
+    case Opcode::Ushr: op = AluOp::Lsr; break;
+    case Opcode::Sshr: op = AluOp::Asr; break;
+    default: op = AluOp::Ror; break;
+    }
+    VReg x = d.opcode == Opcode::Ushr ? extended(d.args[0], false)
+           : d.opcode == Opcode::Sshr ? extended(d.args[0], true) : use(d.args[0]);
+    if (k) {
+        unsigned amount = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+        if (d.opcode == Opcode::Rotl) amount = (bits - amount) & (bits - 1);
+        if (amount == 0) {
+            mov(use(d.args[0]), out);
+            return;
+        }
+        alu_imm(op, size, x, amount, out);
+        return;
+    }
+    VReg count = use(d.args[1]);
+    // lslv/lsrv/asrv/rorv take the count modulo 32 or 64; narrow types mask
+    // it to B - 1 first. rotl n == rotr -n.
+    if (bits < 32) count = alu_imm(AluOp::And, 4, count, bits - 1);
+    if (d.opcode == Opcode::Rotl) count = unary(UnaryOp::Neg, 4, count);
+    alu(op, size, x, count, out);
+}
+
+void Lowerer::lower_bitcount(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    unsigned size = reg_size(t);
+    VReg out = result(inst);
+    switch (d.opcode) {
+    case Opcode::Popcnt:
+        emit(Op::Popcnt, {Operand::use(extended(d.args[0], false)), Operand::def(out)}).size = static_cast<uint8_t>(size);
+        return;
+    case Opcode::Bitrev: {
+        if (bits >= 32) {
+            unary(UnaryOp::Rbit, size, use(d.args[0]), out);
+            return;
+        }
+        VReg r = unary(UnaryOp::Rbit, 4, use(d.args[0]));
+        alu_imm(AluOp::Lsr, 4, r, 32 - bits, out);
+        return;
+    }
+    case Opcode::Ctz: {
+        VReg x = use(d.args[0]);
+        // Setting bit B makes ctz of a narrow zero come out as B.
+        if (bits < 32) x = alu(AluOp::Orr, 4, x, mov_imm(int64_t{1} << bits));
+        VReg r = unary(UnaryOp::Rbit, size, x);
+        unary(UnaryOp::Clz, size, r, out);
+        return;
+    }
+    case Opcode::Clz: {
+        if (bits >= 32) {
+            unary(UnaryOp::Clz, size, use(d.args[0]), out);
+            return;
+        }
+        VReg c = unary(UnaryOp::Clz, 4, extended(d.args[0], false));
+        alu_imm(AluOp::Sub, 4, c, 32 - bits, out);
+        return;
+    }
+    default: {  // cls
+        if (bits >= 32) {
+            unary(UnaryOp::Cls, size, use(d.args[0]), out);
+            return;
+        }
+        VReg c = unary(UnaryOp::Cls, 4, extended(d.args[0], true));
+        alu_imm(AluOp::Sub, 4, c, 32 - bits, out);
+        return;
+    }
+    }
+}
+
+void Lowerer::lower_select(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[1]);
+    Cond c;
+    if (d.opcode == Opcode::Select) {
+        c = lower_condition(d.args[0]);
+    } else {
+        test_nonzero(d.args[0]);
+        c = Cond::NE;
+    }
+    csel(c, t.is_float() ? t.bytes() : reg_size(t), use(d.args[1]), use(d.args[2]), result(inst));
+}
+
+void Lowerer::lower_float_bitwise(Inst inst, const InstructionData& d) {
+    // Bit-exact float ops on the bit patterns in general registers.
+    Type t = type_of(d.opcode == Opcode::Bitselect ? d.args[1] : d.args[0]);
+    unsigned size = t.bytes();
+    VReg out = result(inst);
+    auto bits = [&](Value v) { return to_gpr(use(v), size); };
+    VReg r;
+    switch (d.opcode) {
+    case Opcode::Band: r = alu(AluOp::And, 8, bits(d.args[0]), bits(d.args[1])); break;
+    case Opcode::Bor: r = alu(AluOp::Orr, 8, bits(d.args[0]), bits(d.args[1])); break;
+    case Opcode::Bxor: r = alu(AluOp::Eor, 8, bits(d.args[0]), bits(d.args[1])); break;
+    case Opcode::Bnot: r = unary(UnaryOp::Mvn, 8, bits(d.args[0])); break;
+    case Opcode::Bitselect: {
+        VReg c = bits(d.args[0]);
+        VReg a = alu(AluOp::And, 8, bits(d.args[1]), c);
+        VReg b = alu(AluOp::Bic, 8, bits(d.args[2]), c);
+        r = alu(AluOp::Orr, 8, a, b);
+        break;
+    }
+    default: {  // fcopysign
+        VReg sign = mov_imm(size == 4 ? int64_t{0x80000000} : INT64_MIN);
+        VReg mag = alu(AluOp::Bic, 8, bits(d.args[0]), sign);
+        VReg s = alu(AluOp::And, 8, bits(d.args[1]), sign);
+        r = alu(AluOp::Orr, 8, mag, s);
+        break;
+    }
+    }
+    to_fpr(r, size, out);
+}
+
+void Lowerer::lower_float_unary(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    FUnaryOp op;
+    switch (d.opcode) {
+    case Opcode::Sqrt: op = FUnaryOp::Sqrt; break;
+    case Opcode::Fneg: op = FUnaryOp::Neg; break;
+    case Opcode::Fabs: op = FUnaryOp::Abs; break;
+    case Opcode::Ceil: op = FUnaryOp::Ceil; break;
+    case Opcode::Floor: op = FUnaryOp::Floor; break;
+    case Opcode::Trunc: op = FUnaryOp::Trunc; break;
+    case Opcode::Nearest: op = FUnaryOp::Nearest; break;
+    case Opcode::Fpromote: op = FUnaryOp::Promote; break;
+    default: op = FUnaryOp::Demote; break;
+    }
+    MInst& m = emit(Op::FUnary, {Operand::use(use(d.args[0])), Operand::def(result(inst))});
+    m.sub = static_cast<uint8_t>(op);
+    m.size = static_cast<uint8_t>(t.bytes());
+}
+
+void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned size = t.bytes();
+    VReg out = result(inst);
+    if (d.opcode == Opcode::Fma) {
+        MInst& m = emit(Op::Fma, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1])),
+                                  Operand::use(use(d.args[2])), Operand::def(out)});
+        m.size = static_cast<uint8_t>(size);
+        return;
+    }
+    FAluOp op;
+    switch (d.opcode) {
+    case Opcode::Fadd: op = FAluOp::Add; break;
+    case Opcode::Fsub: op = FAluOp::Sub; break;
+    case Opcode::Fmul: op = FAluOp::Mul; break;
+    case Opcode::Fdiv: op = FAluOp::Div; break;
+    case Opcode::Fmin: op = FAluOp::Min; break;
+    default: op = FAluOp::Max; break;
+    }
+    MInst& m = emit(Op::FAlu, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1])), Operand::def(out)});
+    m.sub = static_cast<uint8_t>(op);
+    m.size = static_cast<uint8_t>(size);
+}
+
+void Lowerer::lower_conversion(Inst inst, const InstructionData& d) {
+    Type in = type_of(d.args[0]), outt = d.type;
+    VReg out = result(inst);
+    if (d.opcode == Opcode::FcvtFromSint || d.opcode == Opcode::FcvtFromUint) {
+        bool is_signed = d.opcode == Opcode::FcvtFromSint;
+        VReg x = extended(d.args[0], is_signed);
+        MInst& m = emit(Op::CvtIntToFloat, {Operand::use(x), Operand::def(out)});
+        m.size = static_cast<uint8_t>(outt.bytes());
+        m.size2 = static_cast<uint8_t>(reg_size(in));
+        if (is_signed) m.flags |= mflags::kSigned;
+        return;
+    }
+    bool is_signed = d.opcode == Opcode::FcvtToSint || d.opcode == Opcode::FcvtToSintSat;
+    bool sat = d.opcode == Opcode::FcvtToSintSat || d.opcode == Opcode::FcvtToUintSat;
+    MInst& m = emit(Op::CvtFloatToInt, {Operand::use(use(d.args[0])), Operand::def(out)});
+    m.size = static_cast<uint8_t>(in.bytes());
+    m.size2 = static_cast<uint8_t>(outt.bytes());
+    if (is_signed) m.flags |= mflags::kSigned;
+    if (sat) m.flags |= mflags::kSaturate;
+}
+
+void Lowerer::lower_load(Inst inst, const InstructionData& d) {
+    int64_t off = d.offset;
+    VReg base = address(d.args[0], off);
+    unsigned bytes;
+    bool is_signed = false;
+    switch (d.opcode) {
+    case Opcode::Uload8: bytes = 1; break;
+    case Opcode::Sload8: bytes = 1; is_signed = true; break;
+    case Opcode::Uload16: bytes = 2; break;
+    case Opcode::Sload16: bytes = 2; is_signed = true; break;
+    case Opcode::Uload32: bytes = 4; break;
+    case Opcode::Sload32: bytes = 4; is_signed = true; break;
+    default: bytes = d.type.bytes(); break;
+    }
+    MInst& m = emit(Op::Load, {Operand::use(base), Operand::def(result(inst))});
+    m.size = static_cast<uint8_t>(bytes);
+    m.imm = off;
+    if (is_signed) m.flags |= mflags::kSigned;
+    if (d.type.is_float()) m.flags |= mflags::kFloat;
+    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
+    if (auto code = d.flags.trap_code()) {
+        m.flags |= mflags::kTrapSite;
+        m.trap = code->byte;
+    }
+}
+
+void Lowerer::lower_store(Inst inst, const InstructionData& d) {
+    int64_t off = d.offset;
+    Type t = type_of(d.args[0]);
+    unsigned bytes;
+    switch (d.opcode) {
+    case Opcode::Istore8: bytes = 1; break;
+    case Opcode::Istore16: bytes = 2; break;
+    case Opcode::Istore32: bytes = 4; break;
+    default: bytes = t.bytes(); break;
+    }
+    VReg val = use(d.args[0]);
+    VReg base = address(d.args[1], off);
+    MInst& m = emit(Op::Store, {Operand::use(val), Operand::use(base)});
+    m.size = static_cast<uint8_t>(bytes);
+    m.imm = off;
+    if (t.is_float()) m.flags |= mflags::kFloat;
+    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
+    if (auto code = d.flags.trap_code()) {
+        m.flags |= mflags::kTrapSite;
+        m.trap = code->byte;
+    }
+}
+
+std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
+    SigRef sigref = *dfg_.call_signature(inst);
+    const Signature& sig = dfg_.signatures[sigref];
+    bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
+    bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
+    auto args = dfg_.call_args(inst);
+    std::vector<Operand> ops;
+    if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
+    unsigned ni = 0, nf = 0;
+    uint32_t stack = 0;
+    unsigned over = overflow_returns(sig);
+    uint32_t area_off = 0;
+    if (over > 0 && tail) {
+        // Same return types (verifier): the callee writes into our own area.
+        ops.push_back(Operand::use_fixed(ret_area_, gpr(X8)));
+    } else if (over > 0) {
+        uint32_t nstack = 0, ci = 0, cf = 0;
+        for (Value a : args) {
+            if (type_of(a).is_float() ? cf++ >= kFloatArgRegs : ci++ >= kIntArgRegs) ++nstack;
+        }
+        area_off = 8 * nstack;
+        VReg area = temp();
+        emit(Op::SpAddr, {Operand::def(area)}).imm = area_off;
+        ops.push_back(Operand::use_fixed(area, gpr(X8)));
+        out_.outgoing_args_size = std::max(out_.outgoing_args_size, area_off + 8 * over);
+    }
+    for (Value a : args) {
+        Type t = type_of(a);
+        VReg v = use(a);
+        if (t.is_float() && nf < kFloatArgRegs) {
+            ops.push_back(Operand::use_fixed(v, fpr(static_cast<uint8_t>(nf++))));
+        } else if (!t.is_float() && ni < kIntArgRegs) {
+            ops.push_back(Operand::use_fixed(v, gpr(static_cast<uint8_t>(ni++))));
+        } else {
+            if (tail || sig.call_conv == CallConv::Tail) return "tail call with stack arguments";
+            MInst& st = emit(Op::StoreSp, {Operand::use(v)});
+            st.imm = stack;
+            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+            if (t.is_float()) st.flags |= mflags::kFloat;
+            stack += 8;
+        }
+    }
+    out_.outgoing_args_size = std::max(out_.outgoing_args_size, (stack + 15) / 16 * 16);
+    uint32_t sym = indirect ? 0 : symbol_index(dfg_.ext_funcs[d.func_ref()].name);
+    if (tail) {
+        emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops).aux = sym;
+        return {};
+    }
+    auto results = dfg_.inst_results(inst);
+    std::vector<std::pair<Value, uint32_t>> from_area;
+    unsigned ri = 0, rf = 0;
+    uint32_t area = 0;
+    for (size_t k = 0; k < results.size(); ++k) {
+        Value r = results[k];
+        if (!returned_in_reg(sig, k)) {
+            from_area.push_back({r, area});
+            area += 8;
+        } else if (type_of(r).is_float()) {
+            ops.push_back(Operand::def_fixed(def(r), fpr(static_cast<uint8_t>(rf++))));
+        } else {
+            ops.push_back(Operand::def_fixed(def(r), gpr(static_cast<uint8_t>(ri++))));
+        }
+    }
+    emit_v(indirect ? Op::CallInd : Op::Call, ops).aux = sym;
+    for (auto [r, off] : from_area) {
+        Type t = type_of(r);
+        MInst& ld = emit(Op::LoadSp, {Operand::def(def(r))});
+        ld.imm = area_off + off;
+        ld.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+        if (t.is_float()) ld.flags |= mflags::kFloat;
+    }
+    return {};
+}
+
+void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
+    uint32_t pos = rpo_index_[*f_.layout.inst_block(inst)];
+    const std::vector<uint32_t>& targets = dest_vblock_[pos];
+    for (const BlockCall& bc : dfg_.branch_destinations(inst)) {
+        for (Value a : bc.args(dfg_.value_lists)) use(a);
+    }
+    switch (d.opcode) {
+    case Opcode::Jump: emit(Op::Jmp, {}).aux = targets[0]; return;
+    case Opcode::Brif: {
+        Value c = d.args[0];
+        bool folds = def_with(c, Opcode::Icmp) || def_with(c, Opcode::Fcmp);
+        if (!folds && type_of(c).bits() >= 32) {
+            MInst& m = emit(Op::Cbz, {Operand::use(use(c))});
+            m.size = static_cast<uint8_t>(type_of(c).bytes());
+            m.imm = 1;  // cbnz to the "then" target
+            m.aux = targets[0];
+            m.aux2 = targets[1];
+            return;
+        }
+        Cond cc = lower_condition(c);
+        MInst& m = emit(Op::Bcond, {});
+        m.cc = cc;
+        m.aux = targets[0];
+        m.aux2 = targets[1];
+        return;
+    }
+    default: {
+        // The i32 index zero-extended; the emitter clamps it to the default.
+        VReg idx = ext(use(d.args[0]), 4, false);
+        uint32_t table = static_cast<uint32_t>(out_.jump_tables.size());
+        out_.jump_tables.push_back(std::vector<uint32_t>(targets.begin(), targets.end()));
+        emit(Op::BrTable, {Operand::use(idx)}).aux = table;
+        return;
+    }
+    }
+}
+
+void Lowerer::lower_return(Inst inst) {
+    auto vals = dfg_.inst_variable_args(inst);
+    const Signature& sig = f_.signature;
+    std::vector<Operand> ops;
+    unsigned ri = 0, rf = 0;
+    int64_t area = 0;
+    for (size_t k = 0; k < vals.size(); ++k) {
+        Type t = type_of(vals[k]);
+        VReg v = use(vals[k]);
+        if (!returned_in_reg(sig, k)) {
+            MInst& st = emit(Op::Store, {Operand::use(v), Operand::use(ret_area_)});
+            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
+            st.imm = area;
+            if (t.is_float()) st.flags |= mflags::kFloat;
+            area += 8;
+            continue;
+        }
+        if (t.is_float()) {
+            ops.push_back(Operand::use_fixed(v, fpr(static_cast<uint8_t>(rf++))));
+            continue;
+        }
+        ArgExt e = k < sig.returns.size() ? sig.returns[k].ext : ArgExt::None;
+        if (e != ArgExt::None && t.bits() < 64) v = ext(v, t.bytes(), e == ArgExt::Sext);
+        ops.push_back(Operand::use_fixed(v, gpr(static_cast<uint8_t>(ri++))));
+    }
+    emit_v(Op::Ret, ops);
+}
+
+}  // namespace
+
+void VCode::clear() {
+    ra.clear();
+    insts.clear();
+    block_ir.clear();
+    jump_tables.clear();
+    symbols.clear();
+    outgoing_args_size = 0;
+}
+
+const ra::MachineEnv& machine_env() {
+    static const ra::MachineEnv env = [] {
+        ra::MachineEnv e;
+        // Caller-saved first; x18 (platform), x29/x30 and the scratch
+        // registers x16/x17 never.
+        for (uint8_t r = 0; r < 16; ++r) e.allocatable[0].push_back(gpr(r));
+        for (uint8_t r = X19; r <= X28; ++r) e.allocatable[0].push_back(gpr(r));
+        for (uint8_t r = 0; r < 8; ++r) e.allocatable[1].push_back(fpr(r));
+        for (uint8_t r = 16; r < 31; ++r) e.allocatable[1].push_back(fpr(r));
+        for (uint8_t r = 8; r < 16; ++r) e.allocatable[1].push_back(fpr(r));
+        e.scratch[0] = gpr(X16);
+        e.scratch[1] = fpr(V31);
+        return e;
+    }();
+    return env;
+}
+
+std::string lower_function(const Function& func, VCode& out) {
+    Lowerer l(func, out);
+    return l.run();
+}
+
+}  // namespace heron::aarch64
