@@ -6,9 +6,10 @@
 //   heron run FILE [--fn NAME] [--time] [--interp] [ARGS...]
 //                                   call a function (JIT-compiled, or on the
 //                                   interpreter) and print its results
-//   heron compile FILE [--disasm] [--vcode]
-//                                   compile every function for the host and
-//                                   print sizes, machine code, VCode
+//   heron compile FILE [--target ISA] [--disasm] [--vcode]
+//                                   compile every function for the host (or
+//                                   ISA: x86_64, aarch64) and print sizes,
+//                                   machine code, VCode (x86-64)
 //   heron structure FILE [--no-break] [--check]
 //                                   structured pseudo-code (docs/structure.md)
 #include "tools/cli.h"
@@ -32,6 +33,7 @@
 #include "codegen/machinst/isa.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
+#include "tools/disasm_aarch64.h"
 #include "tools/disasm_x64.h"
 #include "tools/filetest.h"
 #include "tools/lang/lang.h"
@@ -51,8 +53,9 @@ constexpr const char* kUsage =
     "                                   with ARGS typed by its signature; print its results.\n"
     "                                   JIT-compiled unless --interp. FILE.hn: a program in\n"
     "                                   the small language (docs/lang.md), default fn main\n"
-    "  compile FILE [--disasm] [--vcode]\n"
-    "                                   compile for the host; print code size, machine code\n"
+    "  compile FILE [--target ISA] [--disasm] [--vcode]\n"
+    "                                   compile for the host or ISA (x86_64, aarch64); print\n"
+    "                                   code size, machine code\n"
     "  structure FILE [--no-break] [--check]\n"
     "                                   print each function as structured pseudo-code\n"
     "                                   (docs/structure.md); --check lowers it back to IR and\n"
@@ -288,11 +291,13 @@ std::vector<tools::DisasmComment> ir_comments(const Function& f, const CompiledC
 }
 
 int cmd_compile(const std::vector<std::string>& args) {
-    std::string path;
+    std::string path, target(host_isa_name());
     bool disasm = false, vcode = false;
-    for (const std::string& a : args) {
+    for (size_t k = 0; k < args.size(); ++k) {
+        const std::string& a = args[k];
         if (a == "--disasm") disasm = true;
         else if (a == "--vcode") vcode = true;
+        else if (a == "--target" && k + 1 < args.size()) target = args[++k];
         else if (path.empty()) path = a;
         else {
             std::cerr << kUsage;
@@ -305,13 +310,18 @@ int cmd_compile(const std::vector<std::string>& args) {
     }
     ParseOutcome parsed;
     if (!load(path, parsed) || !verify_file(path, parsed.file)) return 1;
-    std::unique_ptr<TargetIsa> isa = host_isa();
+    std::unique_ptr<TargetIsa> isa = isa_by_name(target);
+    if (!isa) {
+        std::cerr << "heron compile: unknown target '" << target << "' (x86_64, x86_64-baseline, aarch64)\n";
+        return 2;
+    }
+    bool is_x64 = isa->name() == "x86_64";
     CompileOptions opts;
     opts.check_regalloc = true;
     int status = 0;
     for (const ParsedFunction& pf : parsed.file.functions) {
         const Function& f = *pf.func;
-        if (vcode) {
+        if (vcode && is_x64) {
             x64::VCode vc;
             std::string err = x64::lower_function(f, x64::Settings::host(), vc);
             if (err.empty()) std::cout << "; vcode of " << f.name.to_string() << "\n" << vc.to_string();
@@ -331,8 +341,9 @@ int cmd_compile(const std::vector<std::string>& args) {
         if (disasm) {
             std::map<uint64_t, std::string> labels;
             for (const auto& [off, name] : code.labels) labels[off] = name;
-            std::cout << tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels,
-                                                ir_comments(f, code));
+            std::cout << (is_x64 ? tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels,
+                                                          ir_comments(f, code))
+                                 : tools::disassemble_aarch64(code.bytes.data(), code.bytes.size(), 0, labels));
         }
     }
     return status;
