@@ -21,6 +21,7 @@
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/ir/run_command.h"
+#include "codegen/machinst/isa.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
 #include "tools/filetest_kinds.h"
@@ -28,8 +29,6 @@
 
 namespace heron::tools {
 namespace {
-
-constexpr std::string_view kHostIsa = "x86_64";
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -137,7 +136,7 @@ FileTestStats FileRun::run(std::string_view text) {
     }
 
     bool host_listed = file.targets.empty();
-    for (const std::string& t : file.targets) host_listed |= first_word(t) == kHostIsa;
+    for (const std::string& t : file.targets) host_listed |= first_word(t) == host_isa_name();
 
     if (kinds.count("verifier")) {
         for (const ParsedFunction& pf : file.functions) run_verifier_kind(pf);
@@ -297,7 +296,7 @@ void FileRun::run_on_jit(const TestFile& file) {
     // them link. A function the backend cannot compile fails its directives.
     JITBuilder builder;
     builder.check_regalloc(true);
-    builder.isa(isa_by_name(opts_.isa));
+    builder.isa(isa_by_name(opts_.isa.empty() ? host_isa_name() : std::string_view(opts_.isa)));
     JITModule jit(builder);
     std::map<std::string, std::string> compile_errors;
     std::map<std::string, FuncId> ids;

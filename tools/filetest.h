@@ -28,9 +28,10 @@ struct FileTestStats {
 struct FileTestOptions {
     /// Instructions one interpreted call may execute before it is stopped.
     uint64_t fuel = 200'000'000;
-    /// The ISA `test run` compiles for (see isa_by_name); "x86_64-baseline"
-    /// switches off every optional CPU feature to exercise the fallbacks.
-    std::string isa = "x86_64";
+    /// The ISA `test run` compiles for (see isa_by_name), empty for the
+    /// host's; "x86_64-baseline" switches off every optional CPU feature to
+    /// exercise the fallbacks.
+    std::string isa;
 };
 
 /// Runs the tests of one file whose contents are `text`. Failure lines and

@@ -192,6 +192,7 @@ block0(v0: i32):
     EXPECT_NE(err->message.find("does not verify"), std::string::npos) << err->message;
 }
 
+#if defined(__x86_64__)
 // The fallbacks for CPUs without LZCNT/BMI1/POPCNT/SSE4.1/FMA: the run
 // directives of the affected opcode families pass on a baseline x86-64.
 TEST(JitModuleTest, BaselineCpuFallbacksPassTheRunTests) {
@@ -210,6 +211,7 @@ TEST(JitModuleTest, BaselineCpuFallbacksPassTheRunTests) {
         EXPECT_GT(s.passed, 100u) << name;
     }
 }
+#endif  // __x86_64__
 
 }  // namespace
 }  // namespace heron
