@@ -438,6 +438,40 @@ TEST(FrontendSsaTest, UnreachableCycleReadGivesZero) {
     EXPECT_TRUE(b.finalize().ok());
 }
 
+// Found by fuzz_builder: a counter incremented in a block of an unreachable
+// cycle (a -> c -> a, nothing from the entry). Sealing `a` late makes a
+// parameter for the counter whose only incoming value is the counter + 1
+// computed in `a` itself; removing that trivial parameter (Braun et al.)
+// leaves `v = iadd v, 1` in dead code. The function must still verify:
+// dominance, and so a use by its own definition, is not checked in
+// unreachable blocks (ir-reference.md 2), and lowering drops them.
+TEST(FrontendSsaTest, CounterInUnreachableCycleVerifies) {
+    Function f(ExternalName::testcase("dead_counter"), returns_i32());
+    FunctionBuilderContext ctx;
+    FunctionBuilder b(f, ctx);
+    Block entry = b.create_block(), a = b.create_block(), c = b.create_block();
+    Variable n = b.declare_var(types::I32);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    b.def_var(n, b.ins().iconst(types::I32, 7));
+    b.ins().return_({b.use_var(n)});
+    b.switch_to_block(a);  // not sealed yet: its predecessor c comes later
+    Value next = b.ins().iadd(b.use_var(n), b.ins().iconst(types::I32, 1));
+    b.def_var(n, next);
+    b.ins().jump(c);
+    b.switch_to_block(c);
+    b.seal_block(c);
+    b.ins().jump(a);
+    b.seal_block(a);
+    ASSERT_TRUE(b.finalize().ok());
+    VerifierErrors errors;
+    EXPECT_TRUE(verify_function(f, errors)) << format_verifier_errors(errors) << print_function(f);
+    Interpreter interp;
+    InterpOutcome out = interp.call(f, {});
+    ASSERT_EQ(out.kind, InterpOutcome::Kind::Return) << out.message;
+    EXPECT_EQ(out.values[0].as_signed(), 7);
+}
+
 // Irreducible control flow: a loop with two entries.
 //   entry: x = 0; i = 0; k = n (never changes); brif n & 1, a, b
 //   a:     x = x + 1; i = i + 1; brif i < k, b, exit
