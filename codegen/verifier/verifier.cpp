@@ -431,7 +431,10 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
         if (!dfg_.inst_is_valid(def.inst())) break;
         auto results = dfg_.inst_results(def.inst());
         if (def.num >= results.size() || results[def.num] != r) break;
-        if (def.inst() == inst) {
+        // A use by its own definition is a dominance error, and like the
+        // others not checked in unreachable code (which the SSA builder
+        // can leave that way when it removes a trivial parameter there).
+        if (def.inst() == inst && domtree_.is_reachable(b)) {
             inst_error(inst, shown() + " is used by the instruction that defines it");
             return;
         }
