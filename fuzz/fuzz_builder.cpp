@@ -92,11 +92,68 @@ struct Stmt {
     uint64_t site = 0;            // Return: its number, from 1 in program order
 };
 
+/// The unstructured mode: numbered blocks with assignments and a
+/// terminator each, edges anywhere but to the entry (irreducible loops
+/// included). Every block but the entry first counts a hidden fuel variable
+/// and leaves through a shared out-of-fuel return after kFuel visits.
+struct CfgBlock {
+    enum Term { Return, Jump, Brif, Switch } term = Return;
+    Stmts body;                   // assignments only
+    Cond cond;                    // Brif
+    std::unique_ptr<Expr> e;      // Switch selector
+    std::vector<uint32_t> targets;                      // Jump: [0]; Brif: then, else; Switch: default
+    std::vector<std::pair<uint64_t, uint32_t>> cases;   // Switch: value -> block
+    uint64_t site = 0;            // Return
+};
+using Cfg = std::vector<CfgBlock>;
+constexpr uint32_t kFuel = 24;
+constexpr uint64_t kOutOfFuelSite = 1000;
+
 class Generator {
 public:
     Generator(Bytes& in, const Type (&var_types)[kVars]) : in_(in), types_(var_types) {}
 
     Stmts program() { return stmts(0, 0); }
+
+    Cfg cfg() {
+        Cfg blocks(2 + in_.below(9));
+        const uint32_t n = static_cast<uint32_t>(blocks.size());
+        auto target = [&] { return 1 + in_.below(n - 1); };
+        for (CfgBlock& b : blocks) {
+            const uint32_t assigns = in_.below(4);
+            for (uint32_t k = 0; k < assigns; ++k) {
+                auto a = std::make_unique<Stmt>();
+                a->var = in_.below(kVars);
+                a->e = expr(types_[a->var], 0);
+                b.body.push_back(std::move(a));
+            }
+            const uint32_t r = in_.below(10);
+            if (r < 2) {
+                b.term = CfgBlock::Return;
+                b.site = ++sites_;
+            } else if (r < 5) {
+                b.term = CfgBlock::Jump;
+                b.targets = {target()};
+            } else if (r < 8) {
+                b.term = CfgBlock::Brif;
+                b.cond = cond();
+                b.targets = {target(), target()};
+            } else {
+                b.term = CfgBlock::Switch;
+                const Type ty = kTypes[in_.below(4)];
+                b.e = expr(ty, 1);
+                b.targets = {target()};
+                const uint32_t ncases = in_.below(6);
+                for (uint32_t c = 0; c < ncases; ++c) {
+                    const uint64_t v = in_.below(6) & ty.mask();
+                    bool seen = false;
+                    for (auto& [x, t] : b.cases) seen |= x == v;
+                    if (!seen) b.cases.emplace_back(v, target());
+                }
+            }
+        }
+        return blocks;
+    }
 
 private:
     std::unique_ptr<Expr> expr(Type ty, uint32_t depth) {
@@ -218,6 +275,27 @@ public:
         return f.kind == Flow::Return ? f.value : fold(vars_, 0);
     }
 
+    uint64_t run(const Cfg& blocks) {
+        uint32_t fuel = 0;
+        for (uint32_t at = 0;;) {
+            if (at != 0 && ++fuel > kFuel) return fold(vars_, kOutOfFuelSite);
+            const CfgBlock& b = blocks[at];
+            stmts(b.body);
+            switch (b.term) {
+            case CfgBlock::Return: return fold(vars_, b.site);
+            case CfgBlock::Jump: at = b.targets[0]; break;
+            case CfgBlock::Brif: at = b.targets[test(b.cond) ? 0 : 1]; break;
+            case CfgBlock::Switch: {
+                const uint64_t v = eval(*b.e);
+                at = b.targets[0];
+                for (auto [x, t] : b.cases)
+                    if (x == v) at = t;
+                break;
+            }
+            }
+        }
+    }
+
 private:
     struct Flow {
         enum Kind { Normal, Break, Continue, Return } kind = Normal;
@@ -299,6 +377,75 @@ public:
     Emitter(FunctionBuilder& b, Bytes& in, const Type (&var_types)[kVars]) : b_(b), in_(in), types_(var_types) {}
 
     void run(const Stmts& program) {
+        enter();
+        stmts(program);
+        if (!b_.is_filled()) ret(0);
+        finish();
+    }
+
+    // Program block i > 0 is two IR blocks: heads[i] counts fuel and leaves
+    // for `out` when it is spent, bodies[i] holds the assignments and the
+    // terminator. Blocks are built in a byte-chosen order after the entry;
+    // heads[i] is sealable once every program block branching to i is built.
+    void run(const Cfg& blocks) {
+        const uint32_t n = static_cast<uint32_t>(blocks.size());
+        std::vector<Block> heads(n), bodies(n);
+        std::vector<uint32_t> waiting(n, 0);  // program predecessors not built yet
+        for (uint32_t i = 1; i < n; ++i) {
+            heads[i] = b_.create_block();
+            bodies[i] = b_.create_block();
+        }
+        for (const CfgBlock& b : blocks)
+            for (uint32_t t : successors(b)) ++waiting[t];
+        Block out = b_.create_block();
+        fuel_ = b_.declare_var(types::I32);
+        enter();
+        b_.def_var(fuel_, b_.ins().iconst(types::I32, 0));
+        for (uint32_t i = 1; i < n; ++i)
+            if (waiting[i] == 0) sealable(heads[i]);  // unreachable
+
+        std::vector<uint32_t> order;
+        for (uint32_t i = 1; i < n; ++i) order.push_back(i);
+        for (uint32_t i = 0; i + 1 < order.size(); ++i) std::swap(order[i], order[i + in_.below(uint32_t(order.size()) - i)]);
+        order.insert(order.begin(), 0);
+        for (uint32_t i : order) {
+            if (i != 0) {
+                b_.switch_to_block(heads[i]);
+                Value f = b_.ins().iadd(b_.use_var(fuel_), b_.ins().iconst(types::I32, 1));
+                b_.def_var(fuel_, f);
+                b_.ins().brif(b_.ins().icmp(IntCC::Ugt, f, b_.ins().iconst(types::I32, kFuel)), out, bodies[i]);
+                b_.switch_to_block(bodies[i]);
+                sealable(bodies[i]);
+            }
+            terminate(blocks[i], heads);
+            for (uint32_t t : successors(blocks[i]))
+                if (--waiting[t] == 0) sealable(heads[t]);
+            maybe_seal();
+        }
+        b_.switch_to_block(out);
+        sealable(out);
+        ret(kOutOfFuelSite);
+        finish();
+    }
+
+    /// Each block a program block branches to, once.
+    static std::vector<uint32_t> successors(const CfgBlock& b) {
+        std::vector<uint32_t> out;
+        auto add = [&](uint32_t t) {
+            for (uint32_t x : out)
+                if (x == t) return;
+            out.push_back(t);
+        };
+        for (uint32_t t : b.targets) add(t);
+        for (auto [v, t] : b.cases) add(t);
+        return out;
+    }
+
+    /// The first Result that failed, if any.
+    const std::optional<FrontendError>& error() const { return error_; }
+
+private:
+    void enter() {
         Block entry = b_.create_block();
         b_.append_block_params_for_function_params(entry);
         b_.switch_to_block(entry);
@@ -308,16 +455,28 @@ public:
             if (types_[k] != types::I64) p = b_.ins().ireduce(types_[k], p);
             b_.def_var(var(k), p);
         }
-        stmts(program);
-        if (!b_.is_filled()) ret(0);
+    }
+
+    void finish() {
         while (!pool_.empty()) seal_one();
         if (in_.flip()) b_.seal_all_blocks();
     }
 
-    /// The first Result that failed, if any.
-    const std::optional<FrontendError>& error() const { return error_; }
+    void terminate(const CfgBlock& b, const std::vector<Block>& heads) {
+        stmts(b.body);
+        switch (b.term) {
+        case CfgBlock::Return: ret(b.site); return;
+        case CfgBlock::Jump: b_.ins().jump(heads[b.targets[0]]); return;
+        case CfgBlock::Brif: b_.ins().brif(cond(b.cond), heads[b.targets[0]], heads[b.targets[1]]); return;
+        case CfgBlock::Switch: {
+            Switch sw;
+            for (auto [v, t] : b.cases) sw.set_entry(v, heads[t]);
+            check(sw.emit(b_, expr(*b.e), heads[b.targets[0]]));
+            return;
+        }
+        }
+    }
 
-private:
     void check(const Result<void>& r) {
         if (!r.ok() && !error_) error_ = r.error();
     }
@@ -473,6 +632,7 @@ private:
     Variable vars_[kVars];
     bool declared_[kVars] = {};
     LoopScopes loops_;
+    Variable fuel_;
     std::vector<Block> pool_;
     std::optional<FrontendError> error_;
 };
@@ -508,15 +668,8 @@ std::string trivial_param(const Function& f) {
     std::abort();
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    Bytes in(data, size);
-    Type var_types[kVars];
-    for (Type& t : var_types) t = kTypes[in.below(4)];
-    Generator gen(in, var_types);
-    const Stmts program = gen.program();
-
+template <typename Program>
+void check_program(Bytes& in, const Type (&var_types)[kVars], const Program& program) {
     Signature sig;
     sig.params = {AbiParam(types::I64), AbiParam(types::I64)};
     sig.returns = {AbiParam(types::I64)};
@@ -540,12 +693,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const DataValue dv[2] = {DataValue::i64(static_cast<int64_t>(a[0])), DataValue::i64(static_cast<int64_t>(a[1]))};
         InterpOutcome out = interp.call(f, dv);
         const uint64_t want = Model(var_types, a[0], a[1]).run(program);
-        if (out.kind != InterpOutcome::Kind::Return)
-            fail("interpreter did not return: " + out.message, f);
+        if (out.kind != InterpOutcome::Kind::Return) fail("interpreter did not return: " + out.message, f);
         if (out.values[0].as_unsigned() != want)
             fail("args " + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ": interpreter " +
                      std::to_string(out.values[0].as_unsigned()) + ", model " + std::to_string(want),
                  f);
     }
+}
+
+}  // namespace
+
+// The first byte picks the mode: structured (loop scopes, switches, nesting)
+// for three values in four, else the unstructured CFG.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    Bytes in(data, size);
+    const bool structured = in.below(4) != 3;
+    Type var_types[kVars];
+    for (Type& t : var_types) t = kTypes[in.below(4)];
+    Generator gen(in, var_types);
+    if (structured) check_program(in, var_types, gen.program());
+    else check_program(in, var_types, gen.cfg());
     return 0;
 }
