@@ -181,6 +181,11 @@ void ReplSession::Impl::define_batch(std::vector<Def> batch) {
     // Drop what does not verify or disagrees with the definitions.
     std::vector<Def> good;
     for (Def& d : batch) {
+        if (d.key().rfind("__", 0) == 0) {
+            error(where(d), d.func->name.to_string() + ": names starting with __ are reserved (the REPL and the JIT "
+                                                       "name their own functions so)");
+            continue;
+        }
         if (verify(d)) good.push_back(std::move(d));
     }
     // Calls are checked against the definitions as they will be, so dropping

@@ -669,6 +669,10 @@ CodegenResult compile(const Program& prog, const Environment& env, const std::st
     }
     std::set<std::string> defined;
     for (const FnDecl& f : prog.fns) {
+        if (f.name.rfind("__", 0) == 0) {
+            res.error = Diagnostic{f.loc, "function names starting with __ are reserved"};
+            return res;
+        }
         if (is_reserved(f.name)) {
             res.error = Diagnostic{f.loc, "'" + f.name + "' is a built-in function and cannot be redefined"};
             return res;
