@@ -33,6 +33,7 @@
 #include "codegen/machinst/isa.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
+#include "tools/cli_passes.h"
 #include "tools/disasm_aarch64.h"
 #include "tools/disasm_x64.h"
 #include "tools/filetest.h"
@@ -60,6 +61,8 @@ constexpr const char* kUsage =
     "                                   print each function as structured pseudo-code\n"
     "                                   (docs/structure.md); --check lowers it back to IR and\n"
     "                                   compares with the original on the run directives\n"
+    "  opt FILE --passes=a,b [--dump-after=NAME|all] [--no-verify]\n"
+    "                                   run passes (listed by 'heron opt'); print the IR\n"
     "  repl                             interactive session: define CLIF functions, call them,\n"
     "                                   look at IR and machine code (:help inside)\n";
 
@@ -369,6 +372,7 @@ int main(int argc, char** argv) {
     if (cmd == "verify") return cmd_verify(args);
     if (cmd == "run") return cmd_run(args);
     if (cmd == "compile") return cmd_compile(args);
+    if (cmd == "opt") return cmd_opt(args);
     if (cmd == "repl") return run_repl(args);
     if (cmd == "structure") return cmd_structure(args);
     if (cmd == "help" || cmd == "--help" || cmd == "-h") {

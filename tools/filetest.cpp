@@ -166,7 +166,7 @@ FileTestStats FileRun::run(std::string_view text) {
     }
     run_analysis_kinds(file);
     for (const std::string& k : kinds) {
-        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops", "structure"};
+        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops", "structure", "optimize"};
         if (known.count(k)) continue;
         out_ += path_ + ": note: test kind '" + k + "' is not supported yet (skipped)\n";
         ++stats_.skipped;
@@ -182,6 +182,7 @@ void FileRun::run_analysis_kinds(const TestFile& file) {
             if (kind == "domtree") run_domtree_kind(pf, report);
             if (kind == "loops") run_loops_kind(pf, report);
             if (kind == "structure") run_structure_kind(pf, report);
+            if (kind == "optimize") run_optimize_kind(file, pf, trim(std::string_view(t).substr(kind.size())), report);
         }
     }
 }

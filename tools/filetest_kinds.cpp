@@ -13,6 +13,10 @@
 #include "codegen/analysis/cfg.h"
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
+#include "codegen/interp/interpreter.h"
+#include "codegen/ir/printer.h"
+#include "codegen/ir/run_command.h"
+#include "codegen/opt/pass_manager.h"
 
 namespace heron::tools {
 
@@ -156,6 +160,142 @@ void run_loops_kind(const ParsedFunction& pf, KindReport& report) {
         if (!seen.count(header)) report.fail(pf.srcmap.function.line, "loops: missing '; loop: " + statement + "'");
     }
     if (actual.empty() && seen.empty() && errors.empty()) report.pass();  // "no loops" is a fact too
+}
+
+namespace {
+
+std::vector<std::string> split_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        lines.push_back(normalize(std::string_view(text).substr(pos, end - pos)));
+        pos = end + 1;
+    }
+    return lines;
+}
+
+/// filecheck-style matching of `; check:` / `; nextln:` / `; not:` lines
+/// against the printed function (docs/filetests.md).
+void match_checks(const ParsedFunction& pf, const std::string& printed, KindReport& report) {
+    const std::vector<std::string> lines = split_lines(printed);
+    size_t next = 0;               // first line the next check may match
+    std::vector<Annotation> nots;  // pending `not:` lines
+    auto settle_nots = [&](size_t until) {
+        for (const Annotation& n : nots) {
+            bool found = false;
+            for (size_t i = next; i < until && !found; ++i) found = lines[i].find(n.text) != std::string::npos;
+            if (found) {
+                report.fail(n.line, "not: '" + n.text + "' found in the output");
+            } else {
+                report.pass();
+            }
+        }
+        nots.clear();
+    };
+    bool failed_before = false;
+    for (const Comment& c : pf.comments) {
+        const std::string t = normalize(c.text);
+        const bool check = t.rfind("check:", 0) == 0, nextln = t.rfind("nextln:", 0) == 0, nt = t.rfind("not:", 0) == 0;
+        if (!check && !nextln && !nt) continue;
+        const std::string want = normalize(t.substr(t.find(':') + 1));
+        if (nt) {
+            nots.push_back({c.line, want});
+            continue;
+        }
+        if (failed_before) {
+            report.fail(c.line, "skipped: an earlier check failed");
+            continue;
+        }
+        size_t at = lines.size();
+        if (check) {
+            for (size_t i = next; i < lines.size(); ++i) {
+                if (lines[i].find(want) != std::string::npos) {
+                    at = i;
+                    break;
+                }
+            }
+        } else if (next < lines.size() && lines[next].find(want) != std::string::npos) {
+            at = next;
+        }
+        if (at == lines.size()) {
+            report.fail(c.line, std::string(check ? "check" : "nextln") + ": '" + want + "' not found" +
+                                    (nextln && next < lines.size() ? " (next line: '" + lines[next] + "')" : "") +
+                                    "; output:\n" + printed);
+            failed_before = true;
+            nots.clear();
+            continue;
+        }
+        settle_nots(at);
+        report.pass();
+        next = at + 1;
+    }
+    if (!failed_before) settle_nots(lines.size());
+}
+
+}  // namespace
+
+void run_optimize_kind(const TestFile& file, const ParsedFunction& pf, std::string_view passes,
+                       KindReport& report) {
+    const uint32_t fline = pf.srcmap.function.line;
+    Function func = *pf.func;
+    PassManagerOptions options;
+    options.verify_each = true;
+    PassManager pm(options);
+    if (auto err = pm.add_pipeline(passes)) {
+        report.fail(fline, "optimize: " + *err);
+        return;
+    }
+    if (pm.pipeline().empty()) {
+        report.fail(fline, "optimize: no passes named on the `test optimize` line");
+        return;
+    }
+    std::optional<std::string> err = pm.run(func);
+    const std::vector<Annotation> errors = annotations(pf, "error:");
+    for (const Annotation& a : errors) {
+        if (err && err->find(a.text) != std::string::npos) {
+            report.pass();
+        } else {
+            report.fail(a.line, "optimize: expected error containing '" + a.text + "', got " +
+                                    (err ? "'" + *err + "'" : std::string("no error")));
+        }
+    }
+    if (err) {
+        if (errors.empty()) report.fail(fline, "optimize: " + *err);
+        return;
+    }
+    match_checks(pf, print_function(func), report);
+
+    // Run directives: the optimized function must still compute what they
+    // say. The file's other functions stay callable by name.
+    Interpreter interp;
+    for (const ParsedFunction& other : file.functions) interp.add_function(*other.func);
+    for (const Comment& c : pf.comments) {
+        const std::string t = normalize(c.text);
+        if (t.rfind("run:", 0) != 0) continue;
+        const std::string body = t.substr(4);
+        Diagnostic derr;
+        auto cmd = parse_run_command(body, RunCommand::Kind::Run, func.signature, derr);
+        if (!cmd) {
+            report.fail(c.line, "bad directive: " + derr.message);
+            continue;
+        }
+        if (pf.func->name.kind != ExternalName::Kind::TestCase || cmd->func_name != pf.func->name.name) continue;
+        InterpOutcome r = interp.call(func, cmd->args);
+        bool ok;
+        if (cmd->op == RunCommand::Op::Traps) {
+            ok = r.kind == InterpOutcome::Kind::Trap && r.trap == cmd->trap;
+        } else {
+            ok = r.kind == InterpOutcome::Kind::Return && (r.values == cmd->expected) == (cmd->op == RunCommand::Op::Eq);
+        }
+        if (ok) {
+            report.pass();
+        } else {
+            report.fail(c.line, "after the passes: run:" + body + " does not hold (" +
+                                    (r.kind == InterpOutcome::Kind::Return ? std::string("returned") : r.message) + ")");
+        }
+    }
 }
 
 }  // namespace heron::tools

@@ -34,5 +34,9 @@ struct KindReport {
 
 void run_domtree_kind(const ParsedFunction& pf, KindReport& report);
 void run_loops_kind(const ParsedFunction& pf, KindReport& report);
+/// `passes` is the rest of the `test optimize` line (comma-separated pass
+/// names). The other functions of `file` are callable from run directives.
+void run_optimize_kind(const TestFile& file, const ParsedFunction& pf, std::string_view passes,
+                       KindReport& report);
 
 }  // namespace heron::tools

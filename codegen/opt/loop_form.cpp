@@ -1,0 +1,239 @@
+// LoopForm in four steps over one loop analysis (plus one recomputation):
+//
+//   0. invariant header parameters, inner loops first, until nothing
+//      changes (repeated after step 2, through the new blocks);
+//   1. preheaders: the entering branches of a header without one are
+//      redirected to a new block placed just before the header;
+//   2. latches: the back edges of a header with several latch blocks are
+//      redirected to a new block placed after the last latch;
+//   3. (analyses recomputed) dedicated exits, block by block: a block E with
+//      an exiting predecessor whose predecessors do not all share one
+//      innermost loop gets one new block per innermost source loop.
+//
+// Steps 0-2 touch, for each loop, only the branches into its header, so one
+// loop's edits never change another loop's entering or back edges: the
+// first analysis stays good for all of them. Step 3 splits the edges into
+// one block at a time; that changes predecessor lists of E and the new
+// blocks only, which no later E looks at.
+#include "codegen/opt/loop_form.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "codegen/ir/cursor.h"
+#include "codegen/opt/pass_manager.h"
+
+namespace heron {
+
+namespace {
+
+class LoopFormer {
+public:
+    LoopFormer(Function& func, LoopFormStats& stats) : func_(func), dfg_(func.dfg), stats_(stats) {}
+
+    /// Removes invariant header parameters of every loop, inner loops
+    /// first, until none is left (removing one can make another invariant).
+    void remove_invariant_params(const ControlFlowGraph& cfg, const LoopAnalysis& loops);
+    bool remove_invariant_params(const ControlFlowGraph& cfg, Block header);
+    /// Redirects every destination of `branches` that targets `target` to a
+    /// new block, which jumps to `target`. Placed after `after`, or before
+    /// `target` when `after` is none.
+    Block split_edges(Block target, const std::vector<Inst>& branches, std::optional<Block> after);
+    void dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit);
+
+private:
+    /// A br_table's table may be shared with another br_table: give this
+    /// instruction its own copy before editing it.
+    void unshare_jump_table(Inst inst);
+
+    Function& func_;
+    DataFlowGraph& dfg_;
+    LoopFormStats& stats_;
+    std::vector<BlockCall*> dests_;
+    std::vector<Value> args_, fwd_;
+};
+
+void LoopFormer::remove_invariant_params(const ControlFlowGraph& cfg, const LoopAnalysis& loops) {
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t l = loops.num_loops(); l-- > 0;) changed |= remove_invariant_params(cfg, loops.header(Loop(l)));
+    }
+}
+
+bool LoopFormer::remove_invariant_params(const ControlFlowGraph& cfg, Block header) {
+    bool removed = false;
+    for (bool again = true; again;) {
+        again = false;
+        for (uint32_t k = dfg_.num_block_params(header); k-- > 0;) {
+            const Value param = dfg_.block_params(header)[k];
+            std::optional<Value> value;
+            bool invariant = true;
+            for (const BlockPredecessor& p : cfg.predecessors(header)) {
+                for (const BlockCall& d : dfg_.branch_destinations(p.inst)) {
+                    if (d.block(dfg_.value_lists) != header) continue;
+                    const Value a = dfg_.resolve_aliases(d.arg(k, dfg_.value_lists));
+                    if (a == param) continue;
+                    if (value && *value != a) invariant = false;
+                    value = a;
+                }
+            }
+            if (!invariant || !value) continue;
+            for (const BlockPredecessor& p : cfg.predecessors(header)) {
+                for (BlockCall& d : dfg_.branch_destinations_mut(p.inst)) {
+                    if (d.block(dfg_.value_lists) == header) d.remove_arg(k, dfg_.value_lists);
+                }
+            }
+            dfg_.remove_block_param(header, k);
+            dfg_.change_to_alias(param, *value);
+            ++stats_.invariant_params;
+            again = removed = true;
+        }
+    }
+    return removed;
+}
+
+void LoopFormer::unshare_jump_table(Inst inst) {
+    InstructionData& d = dfg_[inst];
+    if (d.opcode != Opcode::BrTable) return;
+    JumpTableData copy;
+    for (const BlockCall& bc : dfg_.jump_tables[d.jump_table()].all) {
+        auto a = bc.args(dfg_.value_lists);
+        args_.assign(a.begin(), a.end());
+        copy.all.push_back(dfg_.block_call(bc.block(dfg_.value_lists), args_));
+    }
+    d.entity = func_.create_jump_table(std::move(copy)).index();
+}
+
+Block LoopFormer::split_edges(Block target, const std::vector<Inst>& branches, std::optional<Block> after) {
+    for (Inst i : branches) unshare_jump_table(i);
+    dests_.clear();
+    for (Inst i : branches) {
+        for (BlockCall& d : dfg_.branch_destinations_mut(i)) {
+            if (d.block(dfg_.value_lists) == target) dests_.push_back(&d);
+        }
+    }
+    HERON_ASSERT(!dests_.empty() && "split_edges: no edge into the target");
+    const Block fresh = dfg_.make_block();
+    if (after) {
+        func_.layout.insert_block_after(fresh, *after);
+    } else {
+        func_.layout.insert_block(fresh, target);
+    }
+    // Forwarded arguments: the common value, or a new parameter.
+    const uint32_t n = dfg_.num_block_params(target);
+    std::vector<bool> differs(n, false);
+    fwd_.clear();
+    for (uint32_t k = 0; k < n; ++k) {
+        const Value first = dfg_.resolve_aliases(dests_[0]->arg(k, dfg_.value_lists));
+        for (const BlockCall* d : dests_) {
+            if (dfg_.resolve_aliases(d->arg(k, dfg_.value_lists)) != first) differs[k] = true;
+        }
+        fwd_.push_back(differs[k] ? dfg_.append_block_param(fresh, dfg_.value_type(dfg_.block_params(target)[k]))
+                                  : first);
+    }
+    for (BlockCall* d : dests_) {
+        args_.clear();
+        for (uint32_t k = 0; k < n; ++k) {
+            if (differs[k]) args_.push_back(d->arg(k, dfg_.value_lists));
+        }
+        d->clear(dfg_.value_lists);
+        *d = dfg_.block_call(fresh, args_);
+    }
+    FuncCursor cur(func_);
+    cur.at_bottom(fresh);
+    const std::vector<Value> forwarded = fwd_;
+    cur.ins().jump(target, forwarded);
+    return fresh;
+}
+
+void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit) {
+    auto preds = cfg.predecessors(exit);
+    if (preds.empty()) return;
+    bool exiting = false, same = true;
+    const auto first = loops.innermost_loop(preds[0].block);
+    for (const BlockPredecessor& p : preds) {
+        const auto l = loops.innermost_loop(p.block);
+        exiting |= l && !loops.contains(*l, exit);
+        same &= l == first;
+    }
+    if (!exiting || same) return;
+    // One group per innermost source loop, in order of first appearance.
+    std::vector<std::pair<Loop, std::vector<Inst>>> groups;
+    std::vector<Block> last;
+    for (const BlockPredecessor& p : preds) {
+        const auto l = loops.innermost_loop(p.block);
+        if (!l || loops.contains(*l, exit)) continue;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == *l; });
+        if (it == groups.end()) {
+            groups.push_back({*l, {}});
+            last.push_back(p.block);
+            it = groups.end() - 1;
+        }
+        it->second.push_back(p.inst);
+        Block& at = last[it - groups.begin()];
+        if (func_.layout.block_before(at, p.block)) at = p.block;
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+        split_edges(exit, groups[g].second, last[g]);
+        ++stats_.exits;
+    }
+}
+
+}  // namespace
+
+bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::string& error) {
+    std::optional<LoopError> loop_error;
+    const LoopAnalysis* loops = ctx.loops(&loop_error);
+    if (!loops) {
+        error = loop_error->message;
+        return false;
+    }
+    LoopFormer former(func, stats);
+    former.remove_invariant_params(ctx.cfg(), *loops);
+
+    bool cfg_changed = false;
+    std::vector<Inst> branches;
+    for (Loop l : loops->loops()) {
+        const Block header = loops->header(l);
+        auto pre = loops->preheader(l);
+        if (!pre || func.dfg[*func.layout.last_inst(*pre)].opcode != Opcode::Jump) {
+            branches.clear();
+            for (const LoopEdge& e : loops->entries(l)) branches.push_back(e.inst);
+            if (!branches.empty()) {
+                former.split_edges(header, branches, std::nullopt);
+                ++stats.preheaders;
+                cfg_changed = true;
+            }
+        }
+        auto latches = loops->latches(l);
+        if (latches.size() > 1) {
+            branches.clear();
+            Block last = latches[0];
+            for (Block b : latches) {
+                branches.push_back(*func.layout.last_inst(b));
+                if (func.layout.block_before(last, b)) last = b;
+            }
+            former.split_edges(header, branches, last);
+            ++stats.latches;
+            cfg_changed = true;
+        }
+    }
+    if (cfg_changed) {
+        ctx.invalidate({Property::CfgValid});
+        loops = ctx.loops();
+    }
+    const ControlFlowGraph& cfg2 = ctx.cfg();
+    // Again through the new preheaders and latches: a parameter whose
+    // entering edges disagreed can now receive one preheader parameter.
+    if (cfg_changed) former.remove_invariant_params(cfg2, *loops);
+    const uint32_t exits_before = stats.exits;
+    // Blocks made by splitting need no splitting themselves: take the list
+    // of blocks first.
+    std::vector<Block> blocks;
+    for (Block b : func.layout.blocks()) blocks.push_back(b);
+    for (Block b : blocks) former.dedicate_exits(cfg2, *loops, b);
+    if (stats.exits != exits_before) ctx.invalidate({Property::CfgValid});
+    return true;
+}
+
+}  // namespace heron

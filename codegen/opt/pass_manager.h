@@ -1,0 +1,167 @@
+// The pass manager (seeds 001 and 004): passes declare the properties they
+// require, produce and invalidate; analyses live in a PassContext that
+// computes each one on first use and keeps it until a pass invalidates it.
+//
+//   properties        meaning                                    kept by
+//   Verified          the verifier accepts the function          verify_each
+//   CfgValid          the cached ControlFlowGraph is current     PassContext
+//   DomTreeValid      the cached DominatorTree is current        PassContext
+//   LoopsValid        the cached LoopAnalysis is current         PassContext
+//   LoopForm          every loop has a preheader, one latch and  loop-form
+//                     dedicated exits
+//   CountedLoopsKnown the cached CountedLoops is current         PassContext
+//   Structured        a region tree exists (the structurizer)    (none yet)
+//
+// Invalidation is closed downwards: a pass that invalidates CfgValid also
+// invalidates everything computed from the CFG (dominators, loops, counted
+// loops) and the shape properties LoopForm and Structured. A pass that
+// reports "no change" invalidates nothing. The analysis properties are
+// satisfied on demand (a pass requiring LoopsValid gets the loops computed
+// for it); a shape property must have been produced by an earlier pass, or
+// the pipeline stops with an error naming both.
+//
+// Passes are plain records with a function pointer (QBE-style hooks, no
+// virtual dispatch); `registered_passes()` lists the ones `--passes=` knows.
+// Nothing here throws: errors come back as strings naming the pass.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/analysis/cfg.h"
+#include "codegen/analysis/dominator_tree.h"
+#include "codegen/analysis/loops.h"
+#include "codegen/ir/function.h"
+
+namespace heron {
+
+enum class Property : uint8_t {
+    Verified,
+    CfgValid,
+    DomTreeValid,
+    LoopsValid,
+    LoopForm,
+    CountedLoopsKnown,
+    Structured,
+};
+inline constexpr unsigned kNumProperties = 7;
+std::string_view property_name(Property p);
+
+class PropertySet {
+public:
+    constexpr PropertySet() = default;
+    constexpr PropertySet(std::initializer_list<Property> ps) {
+        for (Property p : ps) bits_ |= bit(p);
+    }
+    constexpr bool contains(Property p) const { return bits_ & bit(p); }
+    constexpr void insert(Property p) { bits_ |= bit(p); }
+    constexpr void insert(PropertySet s) { bits_ |= s.bits_; }
+    constexpr void erase(PropertySet s) { bits_ &= ~s.bits_; }
+    constexpr bool empty() const { return bits_ == 0; }
+    /// `s` plus every property computed from one in `s`.
+    static PropertySet closure(PropertySet s);
+    /// "CfgValid, LoopForm"; "none" when empty.
+    std::string to_string() const;
+    friend constexpr bool operator==(PropertySet a, PropertySet b) { return a.bits_ == b.bits_; }
+
+private:
+    static constexpr uint32_t bit(Property p) { return uint32_t{1} << static_cast<unsigned>(p); }
+    uint32_t bits_ = 0;
+};
+
+/// The analysis cache of one function at a time. Reusable: bind() forgets
+/// the analyses of the previous function but keeps their memory.
+class PassContext {
+public:
+    void bind(Function& func);
+    Function& function() { return *func_; }
+
+    const ControlFlowGraph& cfg();
+    const DominatorTree& domtree();
+    /// The loops, or null when the function is irreducible (`error` then
+    /// says which edge).
+    const LoopAnalysis* loops(std::optional<LoopError>* error = nullptr);
+
+    /// Drops the cached analyses in `s` (closed downwards).
+    void invalidate(PropertySet s);
+    /// The analysis properties whose cache is current.
+    PropertySet valid() const { return valid_; }
+    /// How often each analysis was computed since bind() (for tests and
+    /// benchmarks: "recomputed only after invalidation").
+    uint32_t computations(Property p) const { return computations_[static_cast<unsigned>(p)]; }
+
+private:
+    Function* func_ = nullptr;
+    ControlFlowGraph cfg_;
+    DominatorTree domtree_;
+    LoopAnalysis loops_;
+    std::optional<LoopError> loop_error_;
+    PropertySet valid_;
+    uint32_t computations_[kNumProperties] = {};
+};
+
+struct PassResult {
+    bool changed = false;
+    std::string error;  // non-empty: the pass failed (the function may be partly edited)
+};
+
+struct Pass {
+    std::string_view name;
+    std::string_view summary;
+    PropertySet required;
+    PropertySet produced;
+    PropertySet invalidated;  // when the pass reports a change
+    PassResult (*run)(Function& func, PassContext& ctx);
+};
+
+/// The passes `--passes=` can name, in a stable order.
+std::span<const Pass> registered_passes();
+const Pass* find_pass(std::string_view name);
+
+#ifdef NDEBUG
+inline constexpr bool kVerifyEachPassByDefault = false;
+#else
+inline constexpr bool kVerifyEachPassByDefault = true;
+#endif
+
+struct PassManagerOptions {
+    /// Run the verifier after every pass that changed something (test
+    /// builds: on; builds with NDEBUG: off).
+    bool verify_each = kVerifyEachPassByDefault;
+    /// Pass names after which `dump` is called; "all" matches every pass.
+    std::vector<std::string> dump_after;
+    std::function<void(std::string_view pass, const Function& func)> dump;
+};
+
+class PassManager {
+public:
+    explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
+
+    void add(const Pass& pass) { pipeline_.push_back(&pass); }
+    /// Appends the passes of a comma-separated list; on an unknown name
+    /// returns an error listing the known ones and adds nothing.
+    std::optional<std::string> add_pipeline(std::string_view names);
+    std::span<const Pass* const> pipeline() const { return pipeline_; }
+
+    /// Runs the pipeline over `func`. Returns the first error, naming the
+    /// pass, or nullopt. properties() then says what holds at the end.
+    std::optional<std::string> run(Function& func);
+    PropertySet properties() const { return held_; }
+    PassContext& context() { return ctx_; }
+
+private:
+    std::optional<std::string> ensure(const Pass& pass);
+
+    PassManagerOptions options_;
+    std::vector<const Pass*> pipeline_;
+    PassContext ctx_;
+    PropertySet held_;
+};
+
+}  // namespace heron

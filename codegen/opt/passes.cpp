@@ -1,0 +1,39 @@
+// The registered passes: what `--passes=` and `test optimize` can name, and
+// what each requires, produces and invalidates (pass_manager.h).
+#include "codegen/opt/loop_form.h"
+#include "codegen/opt/pass_manager.h"
+
+namespace heron {
+
+namespace {
+
+PassResult run_loop_form(Function& func, PassContext& ctx) {
+    LoopFormStats stats;
+    PassResult r;
+    if (!form_loops(func, ctx, stats, r.error)) return r;
+    r.changed = stats.changed();
+    return r;
+}
+
+PassResult run_nothing(Function&, PassContext&) { return {}; }
+
+const Pass kPasses[] = {
+    {"verify", "checks the IR (with --verify-each off, the only check)", {Property::Verified}, {}, {}, run_nothing},
+    {"loops", "computes the loop analysis; fails on irreducible control flow", {Property::LoopsValid}, {}, {},
+     run_nothing},
+    {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
+     {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form},
+};
+
+}  // namespace
+
+std::span<const Pass> registered_passes() { return kPasses; }
+
+const Pass* find_pass(std::string_view name) {
+    for (const Pass& p : kPasses) {
+        if (p.name == name) return &p;
+    }
+    return nullptr;
+}
+
+}  // namespace heron

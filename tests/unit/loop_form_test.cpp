@@ -1,0 +1,376 @@
+// LoopForm and the pass manager: random functions (the project's generator
+// and random reducible CFGs with carried values) keep their results under
+// the interpreter, come out in loop form, and a second run changes nothing;
+// the pass manager caches analyses, enforces requirements, verifies after
+// passes and dumps by name.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/interp/interpreter.h"
+#include "codegen/ir/cursor.h"
+#include "codegen/ir/parser.h"
+#include "codegen/ir/printer.h"
+#include "codegen/opt/loop_form.h"
+#include "codegen/opt/pass_manager.h"
+#include "codegen/verifier/verifier.h"
+#include "fuzz/gen/generator.h"
+
+namespace heron {
+namespace {
+
+// --- checking the shape -----------------------------------------------------------
+
+/// Empty when every loop of `f` has a jumping preheader, one latch, and
+/// dedicated exits; else what is wrong.
+std::string loop_form_violations(const Function& f) {
+    ControlFlowGraph cfg(f);
+    DominatorTree dt(f, cfg);
+    LoopAnalysis loops;
+    if (auto err = loops.compute(f, cfg, dt)) return err->message;
+    std::string out;
+    for (Loop l : loops.loops()) {
+        const std::string h = loops.header(l).to_string();
+        auto pre = loops.preheader(l);
+        if (!pre || f.dfg[*f.layout.last_inst(*pre)].opcode != Opcode::Jump) out += h + ": no preheader\n";
+        if (loops.latches(l).size() != 1) out += h + ": " + std::to_string(loops.latches(l).size()) + " latches\n";
+        for (Block e : loops.exit_blocks(l)) {
+            for (const BlockPredecessor& p : cfg.predecessors(e)) {
+                if (!loops.contains(l, p.block)) out += h + ": exit " + e.to_string() + " not dedicated\n";
+            }
+        }
+    }
+    return out;
+}
+
+struct Outcome {
+    InterpOutcome::Kind kind;
+    std::vector<DataValue> values;
+    uint8_t trap;
+    bool operator==(const Outcome& o) const { return kind == o.kind && values == o.values && trap == o.trap; }
+};
+
+Outcome outcome(const InterpOutcome& r) {
+    return {r.kind, r.kind == InterpOutcome::Kind::Return ? r.values : std::vector<DataValue>{}, r.trap.byte};
+}
+
+bool run_loop_form(Function& f, LoopFormStats& stats, std::string& error) {
+    PassContext ctx;
+    ctx.bind(f);
+    return form_loops(f, ctx, stats, error);
+}
+
+/// Runs LoopForm on `f`, checks validity, shape and idempotence.
+void form_and_check(Function& f, const std::string& what, LoopFormStats& total) {
+    LoopFormStats stats;
+    std::string error;
+    ASSERT_TRUE(run_loop_form(f, stats, error)) << what << ": " << error;
+    VerifierErrors errs;
+    ASSERT_TRUE(verify_function(f, errs)) << what << ":\n" << format_verifier_errors(errs) << print_function(f);
+    EXPECT_EQ(loop_form_violations(f), "") << what << ":\n" << print_function(f);
+    const std::string once = print_function(f);
+    LoopFormStats again;
+    ASSERT_TRUE(run_loop_form(f, again, error));
+    EXPECT_FALSE(again.changed()) << what << ": second run changed\n" << once;
+    EXPECT_EQ(print_function(f), once) << what;
+    total.preheaders += stats.preheaders;
+    total.latches += stats.latches;
+    total.exits += stats.exits;
+    total.invariant_params += stats.invariant_params;
+}
+
+TEST(LoopFormTest, GeneratedModulesKeepTheirResults) {
+    LoopFormStats total;
+    uint32_t compared = 0, loops_seen = 0;
+    for (uint64_t seed = 1; seed <= 150; ++seed) {
+        gen::Entropy entropy(seed);
+        gen::GenOptions options;
+        options.canonicalize_nans = true;
+        gen::Module m = gen::generate_module(entropy, options);
+        std::vector<std::vector<Outcome>> before(m.functions.size());
+        {
+            Interpreter interp;
+            for (const auto& f : m.functions) interp.add_function(*f);
+            for (size_t k = 0; k < m.functions.size(); ++k) {
+                for (const auto& args : m.inputs[k]) before[k].push_back(outcome(interp.call(*m.functions[k], args)));
+            }
+        }
+        for (size_t k = 0; k < m.functions.size(); ++k) {
+            ControlFlowGraph cfg(*m.functions[k]);
+            DominatorTree dt(*m.functions[k], cfg);
+            LoopAnalysis la;
+            if (!la.compute(*m.functions[k], cfg, dt)) loops_seen += la.num_loops();
+            form_and_check(*m.functions[k], "seed " + std::to_string(seed) + " f" + std::to_string(k), total);
+        }
+        Interpreter interp;
+        for (const auto& f : m.functions) interp.add_function(*f);
+        for (size_t k = 0; k < m.functions.size(); ++k) {
+            for (size_t i = 0; i < m.inputs[k].size(); ++i) {
+                EXPECT_EQ(outcome(interp.call(*m.functions[k], m.inputs[k][i])), before[k][i])
+                    << "seed " << seed << " f" << k << " input " << i << "\n"
+                    << print_function(*m.functions[k]);
+                ++compared;
+            }
+        }
+    }
+    EXPECT_GT(compared, 1000u);
+    EXPECT_GT(loops_seen, 50u);
+    // The generator's loops are mostly canonical already.
+    EXPECT_GT(total.preheaders + total.exits + total.invariant_params, 0u);
+    std::printf("generated: %u comparisons, %u loops, %u preheaders, %u latches, %u exits, %u invariants\n", compared,
+                loops_seen, total.preheaders, total.latches, total.exits, total.invariant_params);
+}
+
+// Random reducible or irreducible CFGs whose blocks carry (counter, acc,
+// inv): every block counts down, so each run ends within 64 blocks; block i
+// mixes its index into acc and picks a successor from acc, or the shared
+// return block when the counter hits zero.
+struct RandomCfg {
+    Function func;
+    uint32_t n;
+};
+
+RandomCfg random_cfg(std::mt19937& rng) {
+    RandomCfg r;
+    Function& f = r.func;
+    r.n = 2 + rng() % 14;
+    f.signature.params = {AbiParam(types::I32), AbiParam(types::I32)};
+    f.signature.returns = {AbiParam(types::I32)};
+    FuncCursor cur(f);
+    std::vector<Block> blocks;
+    for (uint32_t i = 0; i < r.n; ++i) blocks.push_back(cur.insert_block());
+    const Block ret = cur.insert_block();
+    const Value ret_v = f.dfg.append_block_param(ret, types::I32);
+    cur.at_bottom(ret);
+    cur.ins().return_({ret_v});
+    const Value n = f.dfg.append_block_param(blocks[0], types::I32);
+    const Value x = f.dfg.append_block_param(blocks[0], types::I32);
+    for (uint32_t i = 1; i < r.n; ++i) {
+        for (int k = 0; k < 3; ++k) f.dfg.append_block_param(blocks[i], types::I32);
+    }
+    cur.at_bottom(blocks[0]);
+    Value ctr0 = cur.ins().iadd_imm(cur.ins().band(n, cur.ins().iconst(types::I32, 63)), 1);
+    Value inv0 = cur.ins().bxor(x, cur.ins().iconst(types::I32, 7));
+    cur.ins().jump(blocks[1], {ctr0, x, inv0});
+    for (uint32_t i = 1; i < r.n; ++i) {
+        cur.at_bottom(blocks[i]);
+        auto p = f.dfg.block_params(blocks[i]);
+        const Value ctr = p[0], acc = p[1], inv = p[2];
+        Value acc2 = cur.ins().iadd(cur.ins().imul(acc, cur.ins().iconst(types::I32, 3)), inv);
+        acc2 = cur.ins().iadd_imm(acc2, i);
+        const Value ctr2 = cur.ins().iadd_imm(ctr, -1);
+        uint32_t k = 1 + rng() % 3;
+        std::vector<uint32_t> to;
+        for (uint32_t j = 0; j < k; ++j) {
+            uint32_t t = (rng() % 3 == 0) ? 1 + rng() % i : i + 1 + rng() % (r.n - i + 1);
+            if (t >= r.n) t = rng() % 2 ? r.n - 1 : 1 + rng() % i;
+            to.push_back(t);
+        }
+        const Value z = cur.ins().icmp_imm(IntCC::Eq, ctr2, 0);
+        const Value pick = cur.ins().urem(cur.ins().band(acc2, cur.ins().iconst(types::I32, 0xffff)),
+                                          cur.ins().iconst(types::I32, k));
+        // Index k is past the table: the default, the return block.
+        const Value idx = cur.ins().select(z, cur.ins().iconst(types::I32, k), pick);
+        JumpTableData jt;
+        jt.all.push_back(f.dfg.block_call(ret, std::vector<Value>{acc2}));
+        for (uint32_t t : to) {
+            // Sometimes pass inv through unchanged (an invariant candidate),
+            // sometimes pass acc in its place.
+            const Value third = rng() % 4 ? inv : acc;
+            jt.all.push_back(f.dfg.block_call(blocks[t], std::vector<Value>{ctr2, acc2, third}));
+        }
+        cur.ins().br_table(idx, f.create_jump_table(std::move(jt)));
+    }
+    return r;
+}
+
+TEST(LoopFormTest, RandomCfgsKeepTheirResults) {
+    std::mt19937 rng(77);
+    LoopFormStats total;
+    uint32_t formed = 0, irreducible = 0;
+    for (int iter = 0; iter < 1500; ++iter) {
+        RandomCfg r = random_cfg(rng);
+        VerifierErrors errs;
+        ASSERT_TRUE(verify_function(r.func, errs)) << format_verifier_errors(errs) << print_function(r.func);
+        std::vector<std::vector<DataValue>> inputs;
+        for (int i = 0; i < 6; ++i) inputs.push_back({DataValue::i32(rng()), DataValue::i32(rng())});
+        std::vector<Outcome> before;
+        Interpreter interp;
+        interp.set_fuel(100000);
+        for (const auto& args : inputs) {
+            before.push_back(outcome(interp.call(r.func, args)));
+            ASSERT_EQ(before.back().kind, InterpOutcome::Kind::Return) << print_function(r.func);
+        }
+        {
+            Function copy = r.func;
+            LoopFormStats s;
+            std::string error;
+            if (!run_loop_form(copy, s, error)) {
+                ++irreducible;
+                EXPECT_NE(error.find("irreducible control flow: edge block"), std::string::npos);
+                EXPECT_EQ(print_function(copy), print_function(r.func)) << "an irreducible function is unchanged";
+                continue;
+            }
+        }
+        form_and_check(r.func, "iteration " + std::to_string(iter), total);
+        ++formed;
+        Interpreter after;
+        after.set_fuel(100000);
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            EXPECT_EQ(outcome(after.call(r.func, inputs[i])), before[i]) << "iteration " << iter << "\n"
+                                                                           << print_function(r.func);
+        }
+    }
+    std::printf("random CFGs: %u formed, %u irreducible, %u preheaders, %u latches, %u exits, %u invariants\n", formed,
+                irreducible, total.preheaders, total.latches, total.exits, total.invariant_params);
+    EXPECT_GT(formed, 400u);
+    EXPECT_GT(irreducible, 100u);
+    EXPECT_GT(total.preheaders, 200u);
+    EXPECT_GT(total.latches, 100u);
+    EXPECT_GT(total.exits, 200u);
+    EXPECT_GT(total.invariant_params, 50u);
+}
+
+// --- the pass manager ---------------------------------------------------------------
+
+Function parse_one(const char* text) {
+    Diagnostics errs;
+    auto fs = parse_functions(text, errs);
+    EXPECT_TRUE(errs.empty()) << (errs.empty() ? "" : errs[0].message);
+    return fs.empty() ? Function() : std::move(*fs[0]);
+}
+
+const char* kTwoEntries = R"(
+function %f(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block1(v0), block2
+block2:
+    v1 = iconst.i32 3
+    jump block1(v1)
+block1(v2: i32):
+    v3 = iconst.i32 1
+    v4 = isub v2, v3
+    brif v4, block1(v4), block3
+block3:
+    return v4
+}
+)";
+
+TEST(PassManagerTest, AnalysesAreComputedOnceUntilInvalidated) {
+    Function f = parse_one(kTwoEntries);
+    PassManager pm;
+    ASSERT_FALSE(pm.add_pipeline("loops,loops,verify"));
+    ASSERT_FALSE(pm.run(f));
+    EXPECT_EQ(pm.context().computations(Property::LoopsValid), 1u);
+    EXPECT_EQ(pm.context().computations(Property::CfgValid), 1u);
+    EXPECT_TRUE(pm.properties().contains(Property::LoopsValid));
+
+    PassManager pm2;
+    ASSERT_FALSE(pm2.add_pipeline("loops,loop-form,loops,loop-form,loops"));
+    ASSERT_FALSE(pm2.run(f));
+    // The first loop-form changes the CFG (a preheader): loops are
+    // recomputed for it, inside it, and once more after it; the second
+    // loop-form changes nothing and invalidates nothing.
+    EXPECT_EQ(pm2.context().computations(Property::LoopsValid), 3u);
+    EXPECT_TRUE(pm2.properties().contains(Property::LoopForm));
+    EXPECT_TRUE(pm2.properties().contains(Property::Verified));
+}
+
+PassResult break_the_function(Function& f, PassContext&) {
+    // Drop the terminator of the last block.
+    f.layout.remove_inst(*f.layout.last_inst(*f.layout.last_block()));
+    return {true, ""};
+}
+
+PassResult needs_nothing(Function&, PassContext&) { return {}; }
+
+TEST(PassManagerTest, VerifiesAfterEveryPass) {
+    const Pass breaker{"breaker", "", {}, {}, {Property::CfgValid}, break_the_function};
+    Function f = parse_one(kTwoEntries);
+    PassManagerOptions o;
+    o.verify_each = true;
+    PassManager pm(o);
+    pm.add(breaker);
+    auto err = pm.run(f);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(err->rfind("after pass breaker: ", 0), 0u) << *err;
+
+    Function g = parse_one(kTwoEntries);
+    o.verify_each = false;
+    PassManager quiet(o);
+    quiet.add(breaker);
+    EXPECT_FALSE(quiet.run(g));
+}
+
+TEST(PassManagerTest, ShapePropertiesMustBeProducedFirst) {
+    const Pass wants_form{"wants-form", "", {Property::LoopForm}, {}, {}, needs_nothing};
+    Function f = parse_one(kTwoEntries);
+    PassManager pm;
+    pm.add(wants_form);
+    auto err = pm.run(f);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(*err, "pass wants-form requires LoopForm, which no earlier pass produced");
+
+    PassManager ok;
+    ASSERT_FALSE(ok.add_pipeline("loop-form"));
+    ok.add(wants_form);
+    EXPECT_FALSE(ok.run(f));
+
+    // A pass that changes the CFG loses LoopForm for the passes after it.
+    const Pass cfg_editor{"cfg-editor", "", {}, {}, {Property::CfgValid}, [](Function&, PassContext&) {
+                              return PassResult{true, ""};
+                          }};
+    PassManager lost;
+    ASSERT_FALSE(lost.add_pipeline("loop-form"));
+    lost.add(cfg_editor);
+    lost.add(wants_form);
+    err = lost.run(f);
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("requires LoopForm"), std::string::npos);
+}
+
+TEST(PassManagerTest, UnknownPassAndDumps) {
+    PassManager pm;
+    auto err = pm.add_pipeline("loop-form,no-such-pass");
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("unknown pass 'no-such-pass'"), std::string::npos);
+    EXPECT_TRUE(pm.pipeline().empty());
+
+    std::vector<std::string> dumped;
+    PassManagerOptions o;
+    o.dump_after = {"loop-form"};
+    o.dump = [&](std::string_view pass, const Function& f) { dumped.push_back(std::string(pass) + "\n" + print_function(f)); };
+    PassManager dumping(o);
+    ASSERT_FALSE(dumping.add_pipeline("loops,loop-form,verify"));
+    Function f = parse_one(kTwoEntries);
+    ASSERT_FALSE(dumping.run(f));
+    ASSERT_EQ(dumped.size(), 1u);
+    EXPECT_EQ(dumped[0].rfind("loop-form\n", 0), 0u);
+    EXPECT_NE(dumped[0].find("block4(v5: i32):"), std::string::npos) << dumped[0];
+}
+
+TEST(PassManagerTest, IrreducibleInputIsAnErrorNotACrash) {
+    Function f = parse_one(R"(
+function %g(i32) {
+block0(v0: i32):
+    brif v0, block1, block2
+block1:
+    brif v0, block2, block3
+block2:
+    jump block1
+block3:
+    return
+}
+)");
+    PassManager pm;
+    ASSERT_FALSE(pm.add_pipeline("loop-form"));
+    auto err = pm.run(f);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(*err, "pass loop-form: irreducible control flow: edge block2 -> block1");
+}
+
+}  // namespace
+}  // namespace heron

@@ -1,0 +1,12 @@
+// The pass and analysis commands of `heron` (cli_passes.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace heron::tools {
+
+/// `heron opt FILE --passes=a,b [--dump-after=NAME|all]... [--no-verify]`
+int cmd_opt(const std::vector<std::string>& args);
+
+}  // namespace heron::tools
