@@ -209,6 +209,22 @@ std::optional<StructureError> Structurizer::run(const Function& func, RegionTree
         do_tree(func, t.node, t.seq);
     }
     tree_ = nullptr;
+    // Consumers walk the tree recursively: bound its depth. A statement's
+    // kids are always created after it, so one forward pass suffices.
+    std::vector<uint32_t>& depth = merge_label_;  // reused as scratch
+    depth.assign(out.stmts.size(), 0);
+    for (uint32_t s = 0; s < out.stmts.size(); ++s) {
+        for (uint32_t k : out.stmts[s].kids) depth[k] = depth[s] + 1;
+        if (depth[s] <= kMaxNesting) continue;
+        std::optional<Block> where;
+        for (uint32_t t = s; t < out.stmts.size() && !where; ++t) {
+            if (out.stmts[t].kind == StmtKind::Code) where = out.stmts[t].block;
+        }
+        out.clear();
+        return StructureError{where, {},
+                              "structure: statements nest deeper than " + std::to_string(kMaxNesting) +
+                                  (where ? " (near " + where->to_string() + ")" : std::string())};
+    }
     return std::nullopt;
 }
 

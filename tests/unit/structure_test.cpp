@@ -326,6 +326,41 @@ block2:
     EXPECT_NE(compare(a, b, "f", {DataValue::i32(1)}), "");
 }
 
+/// A loop nest `levels` deep: block i -> block i+1 down to the innermost
+/// self-loop, then latches that leave one level at a time.
+std::string deep_nest(uint32_t levels) {
+    const uint32_t k = levels;
+    std::string t = "function %deep(i32) -> i32 {\nblock0(v0: i32):\n    jump block1\n";
+    for (uint32_t i = 1; i < k; ++i) t += "block" + std::to_string(i) + ":\n    jump block" + std::to_string(i + 1) + "\n";
+    t += "block" + std::to_string(k) + ":\n    brif v0, block" + std::to_string(k) + ", block" + std::to_string(2 * k) + "\n";
+    for (uint32_t i = k; i >= 1; --i) {
+        t += "block" + std::to_string(k + i) + ":\n    brif v0, block" + std::to_string(i) + ", block" +
+             std::to_string(i > 1 ? k + i - 1 : 2 * k + 1) + "\n";
+    }
+    return t + "block" + std::to_string(2 * k + 1) + ":\n    return v0\n}\n";
+}
+
+TEST(Structure, DeepNestsRoundTripOrFailCleanly) {
+    ParseOutcome ok = parse_test_file(deep_nest(1000));
+    ASSERT_TRUE(ok.ok());
+    for (bool no_break : {false, true}) {
+        Lowered lowered = lower_all({ok.file.functions[0].func.get()}, no_break);
+        ASSERT_EQ(lowered.error, "");
+        Interpreter a, b;
+        a.add_function(*ok.file.functions[0].func);
+        b.add_function(*lowered.funcs[0]);
+        EXPECT_EQ(compare(a, b, "deep", {DataValue::i32(0)}), "");
+    }
+    // Too deep for the recursive consumers: an error, not a stack overflow.
+    ParseOutcome deep = parse_test_file(deep_nest(15000));
+    ASSERT_TRUE(deep.ok());
+    Structurizer s;
+    RegionTree tree;
+    auto err = s.run(*deep.file.functions[0].func, tree);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_NE(err->message.find("nest deeper than"), std::string::npos) << err->message;
+}
+
 TEST(Structure, IrreducibleNamesTheEdge) {
     const char* text = R"(function %irr(i32) -> i32 {
 block0(v0: i32):
