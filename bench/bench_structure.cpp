@@ -6,8 +6,9 @@
 //   units/N     a chain of loops, each holding a diamond and leaving to the
 //               next loop or to its own return block (two exit targets, so
 //               an exit variable and a dispatch per loop): wide and shallow
-//   nest/N      one loop nest N/2 levels deep (each level a header and a
-//               latch that exits to the level above): narrow and deep
+//   nest/N      loop nests up to 5,000 levels deep one after the other
+//               (each level a header and a latch that exits to the level
+//               above): narrow and deep
 //   no_break/N  units/N, then remove_break_continue
 //
 // Near-linear means ns_per_block (thread CPU time) stays about flat from 1k
@@ -76,26 +77,32 @@ std::unique_ptr<Function> units(uint32_t blocks) {
     return std::move(b.func);
 }
 
-/// Entry, headers h1..hk, latches tk..t1, a return block: hi -> h(i+1),
-/// hk -> (hk | tk), ti -> (hi | t(i-1)).
-std::unique_ptr<Function> nest(uint32_t blocks) {
-    const uint32_t k = std::max<uint32_t>(1, (blocks - 2) / 2);
-    Built b = start(2 * k + 2);
-    auto h = [&](uint32_t i) { return b.blocks[i]; };          // 1..k
-    auto t = [&](uint32_t i) { return b.blocks[k + i]; };      // 1..k
-    const Block exit = b.blocks[2 * k + 1];
+/// Entry, then nests of `depth` loops one after the other, a return block.
+/// A nest: headers h1..hk, latches tk..t1; hi -> h(i+1), hk -> (hk | tk),
+/// ti -> (hi | t(i-1)), t1 -> (h1 | the next nest).
+std::unique_ptr<Function> nest(uint32_t blocks, uint32_t depth) {
+    const uint32_t k = std::max<uint32_t>(1, std::min(depth, (blocks - 2) / 2));
+    const uint32_t nests = std::max<uint32_t>(1, (blocks - 2) / (2 * k));
+    Built b = start(2 * k * nests + 2);
+    const Block exit = b.blocks.back();
     FuncCursor cur(*b.func);
     cur.at_bottom(b.blocks[0]);
-    cur.ins().jump(h(1));
-    for (uint32_t i = 1; i < k; ++i) {
-        cur.at_bottom(h(i));
-        cur.ins().jump(h(i + 1));
-    }
-    cur.at_bottom(h(k));
-    cur.ins().brif(b.cond, h(k), t(k));
-    for (uint32_t i = 1; i <= k; ++i) {
-        cur.at_bottom(t(i));
-        cur.ins().brif(b.cond, h(i), i == 1 ? exit : t(i - 1));
+    cur.ins().jump(b.blocks[1]);
+    for (uint32_t n = 0; n < nests; ++n) {
+        const uint32_t base = 1 + 2 * k * n;
+        auto h = [&](uint32_t i) { return b.blocks[base + i - 1]; };      // 1..k
+        auto t = [&](uint32_t i) { return b.blocks[base + k + i - 1]; };  // 1..k
+        const Block next = n + 1 < nests ? b.blocks[base + 2 * k] : exit;
+        for (uint32_t i = 1; i < k; ++i) {
+            cur.at_bottom(h(i));
+            cur.ins().jump(h(i + 1));
+        }
+        cur.at_bottom(h(k));
+        cur.ins().brif(b.cond, h(k), t(k));
+        for (uint32_t i = 1; i <= k; ++i) {
+            cur.at_bottom(t(i));
+            cur.ins().brif(b.cond, h(i), i == 1 ? next : t(i - 1));
+        }
     }
     cur.at_bottom(exit);
     cur.ins().return_({b.cond});
@@ -134,7 +141,7 @@ void BM_Units(benchmark::State& state) {
     run(state, *f, false);
 }
 void BM_Nest(benchmark::State& state) {
-    auto f = nest(static_cast<uint32_t>(state.range(0)));
+    auto f = nest(static_cast<uint32_t>(state.range(0)), 5000);
     run(state, *f, false);
 }
 void BM_NoBreak(benchmark::State& state) {
