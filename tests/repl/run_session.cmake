@@ -3,7 +3,7 @@ cmake_minimum_required(VERSION 3.22)
 # transcript (ctest driver for `heron repl` and `heron run FILE.hn`).
 #
 #   cmake -DHERON=... -DINPUT=session.txt -DEXPECTED=session.expected
-#         [-DARGS="repl"] [-DDATA=dir] [-DCOPY=file] [-DWORK=dir] [-DRC=n] -P run_session.cmake
+#         [-DEMULATOR=qemu|args] [-DARGS="repl"] [-DDATA=dir] [-DCOPY=file] [-DWORK=dir] [-DRC=n] -P run_session.cmake
 #
 # The command runs in WORK (created afresh, with the files of DATA and the
 # file COPY copied in), stdin from INPUT (if given), stdout and stderr
@@ -18,6 +18,11 @@ if(NOT ARGS)
   set(ARGS repl)
 endif()
 separate_arguments(ARGS)
+# EMULATOR: a command prefix ('|'-separated), e.g. qemu-aarch64 in cross builds.
+if(EMULATOR)
+  string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+  set(HERON ${EMULATOR} ${HERON})
+endif()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 if(DATA)
