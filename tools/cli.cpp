@@ -63,6 +63,7 @@ constexpr const char* kUsage =
     "                                   compares with the original on the run directives\n"
     "  opt FILE --passes=a,b [--dump-after=NAME|all] [--no-verify]\n"
     "                                   run passes (listed by 'heron opt'); print the IR\n"
+    "  loops FILE                       print the loop tree: blocks, latches, exits, counted ranges\n"
     "  repl                             interactive session: define CLIF functions, call them,\n"
     "                                   look at IR and machine code (:help inside)\n";
 
@@ -373,6 +374,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "compile") return cmd_compile(args);
     if (cmd == "opt") return cmd_opt(args);
+    if (cmd == "loops") return cmd_loops(args);
     if (cmd == "repl") return run_repl(args);
     if (cmd == "structure") return cmd_structure(args);
     if (cmd == "help" || cmd == "--help" || cmd == "-h") {

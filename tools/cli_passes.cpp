@@ -5,14 +5,16 @@
 //       runs the passes over every function; prints the IR after each pass
 //       named by --dump-after, or else the final IR
 //   heron loops FILE
-//       prints every function's loop tree: header, depth, blocks, latches,
-//       exits, kind (counted with its range, or conditional)
+//       prints every function's loop tree, one loop a line indented by
+//       depth: header, depth, blocks (reverse postorder), latches, exits,
+//       and its kind: counted with its range, or conditional
 #include "tools/cli_passes.h"
 
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "codegen/analysis/counted_loops.h"
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/opt/pass_manager.h"
@@ -102,6 +104,42 @@ int cmd_opt(const std::vector<std::string>& args) {
         if (!first) std::cout << "\n";
         first = false;
         std::cout << print_function(f);
+    }
+    return status;
+}
+
+int cmd_loops(const std::vector<std::string>& args) {
+    if (args.size() != 1) {
+        std::cerr << "usage: heron loops FILE\n";
+        return 2;
+    }
+    ParseOutcome parsed;
+    if (!load_verified(args[0], parsed)) return 1;
+    int status = 0;
+    for (const ParsedFunction& pf : parsed.file.functions) {
+        const Function& f = *pf.func;
+        std::cout << "function " << f.name.to_string() << "\n";
+        ControlFlowGraph cfg(f);
+        DominatorTree dt(f, cfg);
+        LoopAnalysis loops;
+        if (auto err = loops.compute(f, cfg, dt)) {
+            std::cout << "  error: " << err->message << "\n";
+            status = 1;
+            continue;
+        }
+        if (loops.num_loops() == 0) std::cout << "  no loops\n";
+        CountedLoops counted;
+        counted.compute(f, loops);
+        for (Loop l : loops.loops()) {
+            std::string line(2 * loops.loop_depth(l), ' ');
+            line += "loop " + loops.header(l).to_string() + ": depth " + std::to_string(loops.loop_depth(l)) + ", blocks";
+            for (Block b : loops.blocks(l)) line += " " + b.to_string();
+            line += ", latches";
+            for (Block b : loops.latches(l)) line += " " + b.to_string();
+            line += ", exits";
+            for (Block b : loops.exit_blocks(l)) line += " " + b.to_string();
+            std::cout << line << ": " << counted.describe(f, l) << "\n";
+        }
     }
     return status;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/analysis/cfg.h"
+#include "codegen/analysis/counted_loops.h"
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/interp/interpreter.h"
@@ -160,6 +161,30 @@ void run_loops_kind(const ParsedFunction& pf, KindReport& report) {
         if (!seen.count(header)) report.fail(pf.srcmap.function.line, "loops: missing '; loop: " + statement + "'");
     }
     if (actual.empty() && seen.empty() && errors.empty()) report.pass();  // "no loops" is a fact too
+
+    // Kinds: once a function has `; kind:` lines, every loop needs one.
+    const std::vector<Annotation> kinds = annotations(pf, "kind:");
+    if (kinds.empty()) return;
+    CountedLoops counted;
+    counted.compute(f, loops);
+    std::map<std::string, std::string> kind_of;
+    for (Loop l : loops.loops()) kind_of[loops.header(l).to_string()] = loops.header(l).to_string() + " " + counted.describe(f, l);
+    std::map<std::string, uint32_t> kind_seen;
+    for (const Annotation& a : kinds) {
+        const std::string header = first_word(a.text);
+        kind_seen[header] = a.line;
+        auto it = kind_of.find(header);
+        if (it == kind_of.end()) {
+            report.fail(a.line, "loops: " + header + " is not a loop header");
+        } else if (it->second != a.text) {
+            report.fail(a.line, "loops: expected kind '" + a.text + "', got '" + it->second + "'");
+        } else {
+            report.pass();
+        }
+    }
+    for (const auto& [header, statement] : kind_of) {
+        if (!kind_seen.count(header)) report.fail(pf.srcmap.function.line, "loops: missing '; kind: " + statement + "'");
+    }
 }
 
 namespace {

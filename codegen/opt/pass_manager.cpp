@@ -83,6 +83,17 @@ const LoopAnalysis* PassContext::loops(std::optional<LoopError>* error) {
     return loop_error_ ? nullptr : &loops_;
 }
 
+const CountedLoops* PassContext::counted_loops(std::optional<LoopError>* error) {
+    const LoopAnalysis* l = loops(error);
+    if (!l) return nullptr;
+    if (!valid_.contains(Property::CountedLoopsKnown)) {
+        counted_.compute(*func_, *l);
+        valid_.insert(Property::CountedLoopsKnown);
+        ++computations_[static_cast<unsigned>(Property::CountedLoopsKnown)];
+    }
+    return &counted_;
+}
+
 void PassContext::invalidate(PropertySet s) {
     valid_.erase(PropertySet::closure(s));
 }
@@ -129,8 +140,10 @@ std::optional<std::string> PassManager::ensure(const Pass& pass) {
                     return who + " requires valid IR: " + format_verifier_errors(errors);
             }
             break;
-        case Property::LoopForm:
         case Property::CountedLoopsKnown:
+            if (!ctx_.counted_loops(&loop_error)) return who + ": " + loop_error->message;
+            break;
+        case Property::LoopForm:
         case Property::Structured:
             if (!held_.contains(p))
                 return who + " requires " + std::string(property_name(p)) + ", which no earlier pass produced";

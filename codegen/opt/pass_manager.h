@@ -15,7 +15,8 @@
 // Invalidation is closed downwards: a pass that invalidates CfgValid also
 // invalidates everything computed from the CFG (dominators, loops, counted
 // loops) and the shape properties LoopForm and Structured. A pass that
-// reports "no change" invalidates nothing. The analysis properties are
+// reports "no change" invalidates nothing. The analysis properties
+// (CfgValid, DomTreeValid, LoopsValid, CountedLoopsKnown) are
 // satisfied on demand (a pass requiring LoopsValid gets the loops computed
 // for it); a shape property must have been produced by an earlier pass, or
 // the pipeline stops with an error naming both.
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "codegen/analysis/cfg.h"
+#include "codegen/analysis/counted_loops.h"
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/function.h"
@@ -87,6 +89,8 @@ public:
     /// The loops, or null when the function is irreducible (`error` then
     /// says which edge).
     const LoopAnalysis* loops(std::optional<LoopError>* error = nullptr);
+    /// Counted-loop recognition over loops(); null when irreducible.
+    const CountedLoops* counted_loops(std::optional<LoopError>* error = nullptr);
 
     /// Drops the cached analyses in `s` (closed downwards).
     void invalidate(PropertySet s);
@@ -102,6 +106,7 @@ private:
     DominatorTree domtree_;
     LoopAnalysis loops_;
     std::optional<LoopError> loop_error_;
+    CountedLoops counted_;
     PropertySet valid_;
     uint32_t computations_[kNumProperties] = {};
 };

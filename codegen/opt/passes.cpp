@@ -21,6 +21,8 @@ const Pass kPasses[] = {
     {"verify", "checks the IR (with --verify-each off, the only check)", {Property::Verified}, {}, {}, run_nothing},
     {"loops", "computes the loop analysis; fails on irreducible control flow", {Property::LoopsValid}, {}, {},
      run_nothing},
+    {"counted-loops", "recognizes counted loops (heron loops prints them)", {Property::CountedLoopsKnown}, {}, {},
+     run_nothing},
     {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
      {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form},
 };
