@@ -129,6 +129,87 @@ block1(v4: i64):
               "  6: ret r0:p0\n");
 }
 
+TEST(X64LoweringTest, LoadsFoldIntoAluCompareAndFloatOperands) {
+    // Each load has one use, in its block, with nothing in between that
+    // stores, calls or may trap: it becomes the memory operand of its user
+    // (commutative users take it on either side) and is not emitted alone.
+    std::string vc = vcode_of(R"(
+function %f(i64, i64, f64) -> i64, f64 {
+block0(v0: i64, v1: i64, v2: f64):
+    v3 = load.i64 v0
+    v4 = iadd v3, v1
+    v5 = load.i64 notrap v0+8
+    v6 = isub v4, v5
+    v7 = load.f64 notrap v0+16
+    v8 = fmul v2, v7
+    v9 = load.i64 notrap v0+24
+    v10 = icmp ult v6, v9
+    brif v10, block1, block2
+block1:
+    return v6, v8
+block2:
+    return v4, v8
+}
+)");
+    EXPECT_EQ(vc.find("load"), std::string::npos) << vc;
+    EXPECT_EQ(std::count(vc.begin(), vc.end(), '\n') > 0, true);
+    size_t n_alu = 0, pos = 0;
+    while ((pos = vc.find("alu_mem", pos)) != std::string::npos) ++n_alu, ++pos;
+    EXPECT_EQ(n_alu, 3u) << vc;  // iadd, isub, fmul (falu_mem)
+    EXPECT_NE(vc.find("falu_mem"), std::string::npos) << vc;
+    EXPECT_NE(vc.find("cmp_mem"), std::string::npos) << vc;
+}
+
+TEST(X64LoweringTest, LoadsDoNotFoldAcrossStoresCallsTrapsOrSecondUses) {
+    struct Case {
+        const char* why;
+        const char* body;
+    };
+    const Case cases[] = {
+        {"a store between", "    v2 = load.i64 notrap v0\n    store notrap v1, v0+8\n    v3 = iadd v1, v2\n"},
+        {"a trapping division between",
+         "    v2 = load.i64 v0\n    v9 = udiv v1, v1\n    v3 = iadd v9, v2\n"},
+        {"a second use", "    v2 = load.i64 notrap v0\n    v3 = iadd v1, v2\n    v4 = iadd v3, v2\n"},
+        {"the same use twice", "    v2 = load.i64 notrap v0\n    v3 = iadd v2, v2\n"},
+        {"another block", "    v2 = load.i64 notrap v0\n    jump block1\nblock1:\n    v3 = iadd v1, v2\n"},
+    };
+    for (const Case& c : cases) {
+        std::string text = std::string("function %f(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n") + c.body;
+        text += c.body == cases[2].body ? "    return v4\n}\n" : "    return v3\n}\n";
+        std::string vc = vcode_of(text);
+        EXPECT_EQ(vc.find("_mem"), std::string::npos) << c.why << "\n" << vc;
+        EXPECT_NE(vc.find("load"), std::string::npos) << c.why << "\n" << vc;
+    }
+}
+
+TEST(X64EmitTest, AFoldedLoadThatFaultsReportsItsTrap) {
+    // The fault happens in the add that absorbed the load: its offset must
+    // be a trap site, or the trap handler would not recognize it.
+    auto f = parse_one(R"(
+function %g(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = load.i64 v0
+    v3 = iadd v1, v2
+    return v3
+}
+)");
+    JITModule jit;
+    FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    ASSERT_NE(jit.compiled_code(id), nullptr);
+    EXPECT_EQ(jit.compiled_code(id)->trap_sites.size(), 1u);
+    int64_t cell = 40;
+    DataValue ok_args[] = {DataValue::i64(reinterpret_cast<int64_t>(&cell)), DataValue::i64(2)};
+    JitCallOutcome ok = jit.call(id, ok_args);
+    ASSERT_EQ(ok.kind, JitCallOutcome::Kind::Return) << ok.message;
+    EXPECT_EQ(ok.values.at(0), DataValue::i64(42));
+    DataValue bad_args[] = {DataValue::i64(0), DataValue::i64(2)};
+    JitCallOutcome bad = jit.call(id, bad_args);
+    ASSERT_EQ(bad.kind, JitCallOutcome::Kind::Trap) << bad.message;
+    EXPECT_EQ(bad.trap.code, TrapCode{TrapCode::kHeapOutOfBounds});
+}
+
 TEST(X64EmitTest, JumpToTheNextBlockFallsThrough) {
     std::string code = asm_of(R"(
 function %f(i64) -> i64 {

@@ -671,6 +671,42 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         }
         return;
     }
+    case Op::AluMem: {
+        x86::Gp d = gpr(i, 2, size);
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        switch (static_cast<AluOp>(m.sub)) {
+        case AluOp::Add: a_.add(d, mem); break;
+        case AluOp::Sub: a_.sub(d, mem); break;
+        case AluOp::And: a_.and_(d, mem); break;
+        case AluOp::Or: a_.or_(d, mem); break;
+        case AluOp::Xor: a_.xor_(d, mem); break;
+        case AluOp::Imul: a_.imul(d, mem); break;
+        case AluOp::Adc: a_.adc(d, mem); break;
+        case AluOp::Sbb: a_.sbb(d, mem); break;
+        }
+        return;
+    }
+    case Op::CmpMem: {
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        a_.cmp(gpr(i, 0, size), mem);
+        return;
+    }
+    case Op::FAluMem: {
+        x86::Xmm d = xmm(i, 2);
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        bool f32 = size == 4;
+        switch (static_cast<FAluOp>(m.sub)) {
+        case FAluOp::Add: f32 ? a_.addss(d, mem) : a_.addsd(d, mem); break;
+        case FAluOp::Sub: f32 ? a_.subss(d, mem) : a_.subsd(d, mem); break;
+        case FAluOp::Mul: f32 ? a_.mulss(d, mem) : a_.mulsd(d, mem); break;
+        case FAluOp::Div: f32 ? a_.divss(d, mem) : a_.divsd(d, mem); break;
+        default: errors_.first = "falu_mem: operation without a memory form"; break;
+        }
+        return;
+    }
     case Op::Unary: {
         x86::Gp d = gpr(i, 1, size);
         switch (static_cast<UnaryOp>(m.sub)) {

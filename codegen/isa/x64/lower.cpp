@@ -312,6 +312,31 @@ private:
     /// Folds `p + const` addressing: returns the base vreg and adds to disp.
     VReg address(Value p, int64_t& disp);
 
+    // --- load folding ---------------------------------------------------------
+    /// A load that an ALU instruction reads as its memory operand.
+    struct FoldedLoad {
+        VReg base;
+        int64_t disp = 0;
+        std::optional<TrapCode> trap;
+        Inst load;
+    };
+    /// If `v` is the result of a plain `load` of `bytes` bytes (int or
+    /// float as `is_float` says) that only the current instruction reads,
+    /// in its block, with nothing between them that stores, calls or may
+    /// trap: claims the load (it is not emitted on its own) and returns its
+    /// address. Lowering runs backwards, so "no later use" is exactly
+    /// `needed_[v] == 0` here plus no use between the two.
+    std::optional<FoldedLoad> fold_load(Value v, unsigned bytes, bool is_float);
+    /// Sets the memory operand fields of `m` from a folded load.
+    void set_mem(MInst& m, const FoldedLoad& fl) {
+        m.imm = fl.disp;
+        m.aux2 = fl.load.index();
+        if (fl.trap) {
+            m.flags |= mflags::kTrapSite;
+            m.trap = fl.trap->byte;
+        }
+    }
+
     const Function& f_;
     const DataFlowGraph& dfg_;
     const Settings& settings_;
@@ -323,6 +348,7 @@ private:
 
     SecondaryMap<Value, VReg> value_vreg_;
     SecondaryMap<Value, uint8_t> needed_;
+    SecondaryMap<Inst, uint8_t> folded_;  // loads lowered as a memory operand of their user
     uint32_t next_vreg_ = 0;
 
     // Block order and edges.
@@ -439,6 +465,46 @@ VReg Lowerer::address(Value p, int64_t& disp) {
     return use(p);
 }
 
+namespace {
+/// Whether moving a load across `d` could change what the program does:
+/// `d` writes memory, calls, or may trap (a trap would then come first).
+bool blocks_load_motion(const InstructionData& d) {
+    if (can_store(d.opcode) || is_call(d.opcode)) return true;
+    if (!can_trap(d.opcode)) return false;
+    if (can_load(d.opcode)) return d.flags.trap_code().has_value();
+    return true;
+}
+constexpr unsigned kMaxFoldDistance = 16;  // instructions scanned between a load and its user
+}  // namespace
+
+std::optional<Lowerer::FoldedLoad> Lowerer::fold_load(Value v, unsigned bytes, bool is_float) {
+    v = dfg_.resolve_aliases(v);
+    auto load = def_with(v, Opcode::Load);
+    if (!load || needed_[v] || cur_inst_ == kNone) return std::nullopt;
+    const InstructionData& ld = dfg_[*load];
+    if (ld.type.bytes() != bytes || ld.type.is_float() != is_float || ld.flags.has(MemFlags::Big)) return std::nullopt;
+    // The memory is read where the current instruction is emitted (an
+    // icmp fused into a brif reads it at the brif): from the load up to
+    // here, exactly one operand reads v (the one being fused) and nothing
+    // blocks the motion.
+    Inst here(cur_inst_);
+    if (f_.layout.inst_block(*load) != f_.layout.inst_block(here)) return std::nullopt;
+    unsigned reads = 0, steps = 0;
+    for (std::optional<Inst> i = here; i != load; i = f_.layout.prev_inst(*i)) {
+        if (!i || ++steps > kMaxFoldDistance) return std::nullopt;
+        if (*i != here && blocks_load_motion(dfg_[*i])) return std::nullopt;
+        dfg_.for_each_inst_value(*i, [&](Value a) { reads += dfg_.resolve_aliases(a) == v; });
+    }
+    if (reads != 1) return std::nullopt;
+    FoldedLoad fl;
+    fl.disp = ld.offset;
+    fl.base = address(ld.args[0], fl.disp);
+    fl.trap = ld.flags.trap_code();
+    fl.load = *load;
+    folded_[*load] = 1;
+    return fl;
+}
+
 Cond Lowerer::emit_icmp(const InstructionData& d) {
     Type t = type_of(d.args[0]);
     unsigned size = t.bytes();
@@ -447,6 +513,15 @@ Cond Lowerer::emit_icmp(const InstructionData& d) {
     if (k && (size < 8 || fits_i32(*k))) {
         cmp_imm(size, use(d.args[0]), *k);
         return cond_of(cc);
+    }
+    if (t.bits() >= 32) {
+        if (auto fl = fold_load(d.args[1], size, false)) {
+            VReg a = use(d.args[0]);
+            MInst& m = emit(Op::CmpMem, {Operand::use(a), Operand::use(fl->base)});
+            m.size = static_cast<uint8_t>(size);
+            set_mem(m, *fl);
+            return cond_of(cc);
+        }
     }
     cmp(size, use(d.args[0]), use(d.args[1]));
     return cond_of(cc);
@@ -481,6 +556,7 @@ std::string Lowerer::run() {
     compute_order();
     value_vreg_.resize(dfg_.num_values());
     needed_.resize(dfg_.num_values());
+    folded_.resize(dfg_.num_insts());
     // Returns read the hidden return-area pointer, which the entry block
     // (lowered last) defines: name its vreg first.
     if (overflow_returns(f_.signature) > 0) ret_area_ = temp(RegClass::Int);
@@ -498,6 +574,9 @@ std::string Lowerer::run() {
         } else {
             Block b(blk.ir);
             for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
+                // A folded load is still emitted when something else ended
+                // up reading its register after all.
+                if (folded_[*i] && !needed_[dfg_.first_result(*i)]) continue;
                 const InstructionData& d = dfg_[*i];
                 bool pure = !is_terminator(d.opcode) && !is_call(d.opcode) && !can_trap(d.opcode) &&
                             !can_store(d.opcode);
@@ -849,6 +928,18 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
         alu_imm(op, size, use(x), size == 4 ? static_cast<int32_t>(*k) : *k, out);
         return;
     }
+    if (t.bits() >= 32) {
+        // A load as the second operand (either one when commutative).
+        auto fl = fold_load(y, size, false);
+        if (!fl && op != AluOp::Sub && (fl = fold_load(x, size, false))) std::swap(x, y);
+        if (fl) {
+            MInst& m = emit(Op::AluMem, {Operand::use(use(x)), Operand::use(fl->base), Operand::def_reuse(out, 0)});
+            m.sub = static_cast<uint8_t>(op);
+            m.size = static_cast<uint8_t>(size);
+            set_mem(m, *fl);
+            return;
+        }
+    }
     alu(op, size, use(x), use(y), out);
 }
 
@@ -1118,11 +1209,27 @@ void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
     Type t = type_of(d.opcode == Opcode::Fma ? d.args[1] : d.args[0]);
     unsigned size = t.bytes();
     VReg out = def(dfg_.first_result(inst));
+    if (d.opcode == Opcode::Fadd || d.opcode == Opcode::Fsub || d.opcode == Opcode::Fmul || d.opcode == Opcode::Fdiv) {
+        FAluOp op = d.opcode == Opcode::Fadd ? FAluOp::Add
+                    : d.opcode == Opcode::Fsub ? FAluOp::Sub
+                    : d.opcode == Opcode::Fmul ? FAluOp::Mul
+                                               : FAluOp::Div;
+        Value x = d.args[0], y = d.args[1];
+        bool commutative = op == FAluOp::Add || op == FAluOp::Mul;
+        // A load as the second operand (either one when commutative).
+        auto fl = fold_load(y, size, true);
+        if (!fl && commutative && (fl = fold_load(x, size, true))) std::swap(x, y);
+        if (fl) {
+            MInst& m = emit(Op::FAluMem, {Operand::use(use(x)), Operand::use(fl->base), Operand::def_reuse(out, 0)});
+            m.sub = static_cast<uint8_t>(op);
+            m.size = static_cast<uint8_t>(size);
+            set_mem(m, *fl);
+            return;
+        }
+        falu(op, size, use(x), use(y), out);
+        return;
+    }
     switch (d.opcode) {
-    case Opcode::Fadd: falu(FAluOp::Add, size, use(d.args[0]), use(d.args[1]), out); return;
-    case Opcode::Fsub: falu(FAluOp::Sub, size, use(d.args[0]), use(d.args[1]), out); return;
-    case Opcode::Fmul: falu(FAluOp::Mul, size, use(d.args[0]), use(d.args[1]), out); return;
-    case Opcode::Fdiv: falu(FAluOp::Div, size, use(d.args[0]), use(d.args[1]), out); return;
     case Opcode::Band: falu(FAluOp::And, size, use(d.args[0]), use(d.args[1]), out); return;
     case Opcode::Bor: falu(FAluOp::Or, size, use(d.args[0]), use(d.args[1]), out); return;
     case Opcode::Bxor: falu(FAluOp::Xor, size, use(d.args[0]), use(d.args[1]), out); return;
