@@ -158,6 +158,7 @@ struct Context::Impl {
         uint32_t store_of = kNone;  // a vreg stored from its register to its own slot
     };
     std::vector<uint32_t> store_count, store_depth;
+    std::vector<uint32_t> remat_inst;  // per vreg: its kRemat definition, or kNone
     std::vector<PendingMove> split_moves;
     uint32_t emergency_slot = kNoSlot;
 

@@ -49,6 +49,7 @@ std::string alloc_name(Allocation a) {
         case Allocation::Kind::None: return "none";
         case Allocation::Kind::Reg: return loc_name(a.index);
         case Allocation::Kind::Stack: return "stack" + to_string(a.index);
+        case Allocation::Kind::Remat: return "remat(inst" + to_string(a.index) + ")";
     }
     return "?";
 }
@@ -99,6 +100,8 @@ private:
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> in_state_;  // sorted (loc, vreg)
     std::vector<uint8_t> visited_, queued_;
     std::vector<std::vector<uint32_t>> cur_;  // per location, the vregs it holds
+    std::vector<uint32_t> remat_loc_;         // per instruction: its virtual location if kRemat
+    static constexpr uint32_t kNoLoc = ~uint32_t{0};
     std::vector<uint32_t> touched_;
     std::vector<uint8_t> touched_flag_;
     std::vector<uint32_t> mark_;
@@ -114,6 +117,15 @@ std::string Checker::check_edits() {
         const std::string where = "edit " + to_string(k) + ": ";
         if (e.point.inst() >= ni) return where + "at an instruction out of range";
         if (k > 0 && e.point < out_.edits[k - 1].point) return where + "edits are not sorted by point";
+        if (e.from.is_remat()) {
+            const uint32_t i = e.from.index;
+            if (i >= ni || !(f_.flags[i] & inst_flags::kRemat) || f_.operands_begin[i + 1] != f_.operands_begin[i] + 1 ||
+                f_.operands[f_.operands_begin[i]].kind != OperandKind::Def ||
+                f_.operands[f_.operands_begin[i]].vreg.cls() != e.cls || !valid_alloc(e.to, e.cls))
+                return where + "bad rematerialization " + alloc_name(e.from) + " -> " + alloc_name(e.to);
+            ++edit_begin_[e.point.bits + 1];
+            continue;
+        }
         if (!valid_alloc(e.from, e.cls) || !valid_alloc(e.to, e.cls))
             return where + "bad location " + alloc_name(e.from) + " -> " + alloc_name(e.to);
         if (e.from.is_stack() && e.to.is_stack()) return where + "stack-to-stack move";
@@ -223,8 +235,9 @@ void Checker::compute_liveness() {
 void Checker::apply_edits(uint32_t point) {
     for (uint32_t k = edit_begin_[point]; k < edit_begin_[point + 1]; ++k) {
         const Edit& e = out_.edits[k];
-        const uint32_t from = loc_of(e.from), to = loc_of(e.to);
+        const uint32_t to = loc_of(e.to);
         touch(to);
+        const uint32_t from = e.from.is_remat() ? remat_loc_[e.from.index] : loc_of(e.from);
         if (from != to) cur_[to] = cur_[from];
     }
 }
@@ -271,6 +284,7 @@ std::string Checker::run_block(uint32_t b) {
         }
         for (uint32_t o = ob; o < oe; ++o)
             if (f_.operands[o].kind == OperandKind::Def) set_loc(loc_of(out_.allocs[o]), f_.operands[o].vreg.index());
+        if (remat_loc_[i] != kNoLoc) set_loc(remat_loc_[i], f_.operands[ob].vreg.index());
         apply_edits(ProgPoint::after(i).bits);
     }
 
@@ -321,7 +335,14 @@ std::string Checker::run() {
     compute_liveness();
     if (!live_in_[0].empty()) return "v" + to_string(live_in_[0][0]) + " is live into the entry block";
 
-    const uint32_t nloc = kRegLocs + out_.num_spill_slots;
+    // One virtual location per rematerializable instruction, after the
+    // slots: it holds the value the instruction defines (and, past edges,
+    // the parameters bound to it), so a remat edit copies a set like any
+    // move does.
+    remat_loc_.assign(f_.num_insts(), kNoLoc);
+    uint32_t nloc = kRegLocs + out_.num_spill_slots;
+    for (uint32_t i = 0; i < f_.num_insts(); ++i)
+        if (f_.flags[i] & inst_flags::kRemat) remat_loc_[i] = nloc++;
     cur_.assign(nloc, {});
     touched_flag_.assign(nloc, 0);
     touched_.clear();

@@ -118,16 +118,21 @@ struct Operand {
     PReg fixed_reg() const { return PReg(aux, vreg.cls()); }
 };
 
-/// Where an operand lives during its instruction.
+/// Where an operand lives during its instruction. `Remat` appears only as
+/// the source of an edit: the value is made again by re-executing
+/// instruction `index` (flagged kRemat) into the destination instead of
+/// being reloaded from a spill slot.
 struct Allocation {
-    enum class Kind : uint8_t { None, Reg, Stack };
+    enum class Kind : uint8_t { None, Reg, Stack, Remat };
     Kind kind = Kind::None;
-    uint32_t index = 0;  // Reg: PReg::index(); Stack: spill slot number
+    uint32_t index = 0;  // Reg: PReg::index(); Stack: spill slot number; Remat: instruction
 
     static Allocation reg(PReg r) { return {Kind::Reg, r.index()}; }
     static Allocation stack(uint32_t slot) { return {Kind::Stack, slot}; }
+    static Allocation remat(uint32_t inst) { return {Kind::Remat, inst}; }
     bool is_reg() const { return kind == Kind::Reg; }
     bool is_stack() const { return kind == Kind::Stack; }
+    bool is_remat() const { return kind == Kind::Remat; }
     PReg as_reg() const { return PReg::from_index(index); }
     friend bool operator==(Allocation a, Allocation b) { return a.kind == b.kind && a.index == b.index; }
     friend bool operator!=(Allocation a, Allocation b) { return !(a == b); }
@@ -155,6 +160,12 @@ namespace inst_flags {
 inline constexpr uint8_t kTerminator = 1;  // last instruction of its block (branch or return)
 inline constexpr uint8_t kReturn = 2;      // leaves the function
 inline constexpr uint8_t kMove = 4;        // a plain copy: operand 0 Use -> operand 1 Def (a coalescing hint)
+/// Rematerializable: the instruction's only operand is one Def, and
+/// executing it again anywhere writes the same value and touches nothing
+/// else (no flags, no memory, no other register), to a register or to a
+/// spill slot. A spilled vreg it defines is never stored: each reload
+/// becomes an edit from Allocation::remat(inst).
+inline constexpr uint8_t kRemat = 8;
 }  // namespace inst_flags
 
 /// The machine function as the allocator sees it. Blocks are numbered in

@@ -22,6 +22,11 @@
 // than its definition, it is stored once after the definition and every
 // other store of its register to its slot is dropped. A vreg whose first
 // piece already lives in the slot needs no store at all.
+//
+// Rematerialization: a vreg defined by a kRemat instruction (a constant)
+// is never stored; every move that would read it from its slot re-executes
+// its definition instead (Allocation::remat), and moves into its slot are
+// dropped.
 #include <algorithm>
 #include <cassert>
 
@@ -49,12 +54,23 @@ public:
 
 private:
     Allocation loc_at(uint32_t v, uint32_t pos) const;
+    /// Where a move reads v at `pos`: its location, or its definition
+    /// again when v is rematerializable and spilled there.
+    Allocation source_at(uint32_t v, uint32_t pos) const {
+        const Allocation a = loc_at(v, pos);
+        return a.is_stack() && remat_[v] != kNone ? Allocation::remat(remat_[v]) : a;
+    }
+    void find_remat();
     void add(uint32_t key, Allocation from, Allocation to, RegClass cls) {
         if (from != to) s_.split_moves.push_back({key, from, to, cls});
     }
     // A move between two pieces of vreg v.
     void add_own(uint32_t key, uint32_t v, Allocation from, Allocation to, RegClass cls) {
         if (from == to) return;
+        if (remat_[v] != kNone) {
+            if (to.is_stack()) return;  // its slot is never read
+            if (from.is_stack()) from = Allocation::remat(remat_[v]);
+        }
         const bool store = from.is_reg() && to.is_stack();
         s_.split_moves.push_back({key, from, to, cls, store ? v : kNone});
     }
@@ -74,7 +90,19 @@ private:
 
     Context::Impl& s_;
     const Function& f_;
+    std::vector<uint32_t>& remat_ = s_.remat_inst;  // per vreg: its kRemat definition, or kNone
 };
+
+void Resolver::find_remat() {
+    remat_.assign(f_.num_vregs, kNone);
+    for (uint32_t i = 0; i < f_.num_insts(); ++i) {
+        if (!(f_.flags[i] & inst_flags::kRemat)) continue;
+        const uint32_t ob = f_.operands_begin[i];
+        assert(f_.operands_begin[i + 1] == ob + 1 && f_.operands[ob].kind == OperandKind::Def &&
+               "a kRemat instruction has exactly one operand, a Def");
+        remat_[f_.operands[ob].vreg.index()] = i;
+    }
+}
 
 Allocation Resolver::loc_at(uint32_t v, uint32_t pos) const {
     const uint32_t b = s_.piece_begin[v], e = s_.piece_begin[v + 1];
@@ -150,7 +178,7 @@ void Resolver::edge_moves() {
                 const VReg p = f_.params[f_.params_begin[t] + k];
                 if (s_.first_interval[p.index()] == kNone) continue;  // dead parameter
                 const VReg a = f_.branch_args[f_.branch_args_begin[e] + k];
-                add(key, loc_at(a.index(), from_pos), loc_at(p.index(), to_pos), p.cls());
+                add(key, source_at(a.index(), from_pos), loc_at(p.index(), to_pos), p.cls());
             }
         }
     }
@@ -174,7 +202,7 @@ void Resolver::fixup_moves() {
                     if (d < 0) continue;
                     to = def_alloc(i, static_cast<uint32_t>(d));
                 }
-                const Allocation from = loc_at(v, pos_before(i));
+                const Allocation from = source_at(v, pos_before(i));
                 bool dup = false;  // the same vreg named twice with one register
                 for (size_t k = group; k < s_.split_moves.size(); ++k)
                     dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
@@ -239,6 +267,7 @@ void Resolver::run(Output& out) {
     }
     s_.piece_begin[nv] = static_cast<uint32_t>(s_.pieces.size());
 
+    find_remat();
     operand_allocs(out);
     s_.split_moves.clear();
     split_moves();

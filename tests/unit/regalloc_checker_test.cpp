@@ -5,6 +5,7 @@
 // sequencer is checked against a simulation of parallel semantics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "codegen/regalloc/moves.h"
@@ -293,6 +294,48 @@ TEST(RegallocMoves, SwapOfTwoSlotsUsesScratchAndOneExtraSlot) {
     EXPECT_EQ(emergency, 2u);
     EXPECT_EQ(num_slots, 3u);
     EXPECT_EQ(edits.size(), 6u);  // save, move, restore: each through the scratch register
+}
+
+// c = const (kRemat); an instruction clobbering every register; use c.
+// c cannot stay in a register: it is rematerialized, never stored.
+Function remat_function() {
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg c = fb.int_vreg(), t = fb.int_vreg();
+    fb.inst(b, {Operand::def(c)}, inst_flags::kRemat);
+    PRegSet all;
+    for (uint8_t r = 0; r < 16; ++r) all.add(PReg(r, RegClass::Int));
+    fb.inst(b, {}, 0, all);
+    fb.inst(b, {Operand::use(c), Operand::def_reuse(t, 0)});
+    fb.ret(b, {Operand::use_fixed(t, kRax)});
+    return fb.finish();
+}
+
+TEST(RegallocChecker, RematerializedConstants) {
+    const MachineEnv env = testing::x64_env();
+    const Allocated good = allocated(remat_function(), env);
+    size_t remat = 0;
+    for (const Edit& e : good.out.edits) {
+        remat += e.from.is_remat();
+        EXPECT_FALSE(e.to.is_stack()) << "a rematerializable value is never stored\n" << testing::dump(good.f, &good.out);
+    }
+    ASSERT_EQ(remat, 1u) << testing::dump(good.f, &good.out);
+    const size_t k = static_cast<size_t>(std::find_if(good.out.edits.begin(), good.out.edits.end(),
+                                                      [](const Edit& e) { return e.from.is_remat(); }) -
+                                         good.out.edits.begin());
+    {
+        // Rematerialized from an instruction that is not kRemat.
+        Allocated a = good;
+        a.out.edits[k].from = Allocation::remat(2);
+        EXPECT_NE(check(a.f, env, a.out).find("bad rematerialization"), std::string::npos);
+    }
+    {
+        // Into another register than the one the use reads.
+        Allocated a = good;
+        PReg other = a.out.edits[k].to.as_reg() == kRbx ? kRdi : kRbx;
+        a.out.edits[k].to = Allocation::reg(other);
+        EXPECT_NE(check(a.f, env, a.out).find("inst2"), std::string::npos) << testing::dump(a.f, &a.out);
+    }
 }
 
 }  // namespace

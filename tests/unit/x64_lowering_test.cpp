@@ -210,6 +210,44 @@ block0(v0: i64, v1: i64):
     EXPECT_EQ(bad.trap.code, TrapCode{TrapCode::kHeapOutOfBounds});
 }
 
+TEST(X64RegallocTest, SpilledConstantsAreRematerializedNotStored) {
+    // Twelve constants live across a call (which clobbers every
+    // caller-saved register) and then used as stored values: more than the
+    // callee-saved registers hold, so some spill. Spilled constants are
+    // never stored; their reloads are `mov reg, imm` edits.
+    std::string text = "function %f(i64, i64) -> i64 {\n    fn0 = %g(i64) -> i64\nblock0(v0: i64, v1: i64):\n";
+    for (int k = 0; k < 12; ++k) text += "    v" + std::to_string(10 + k) + " = iconst.i64 " + std::to_string(1000 + k) + "\n";
+    text += "    v2 = call fn0(v0)\n";
+    for (int k = 0; k < 12; ++k) text += "    store notrap v" + std::to_string(10 + k) + ", v2+" + std::to_string(8 * k) + "\n";
+    text += "    return v2\n}\n";
+    auto f = parse_one(text);
+    x64::VCode vc;
+    ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), vc), "");
+    ra::Context ctx;
+    ra::Output out;
+    ASSERT_EQ(ra::allocate(vc.ra, x64::machine_env(), out, ctx), "");
+    EXPECT_EQ(ra::check(vc.ra, x64::machine_env(), out), "");
+    size_t remats = 0, stores = 0;
+    for (const ra::Edit& e : out.edits) {
+        remats += e.from.is_remat();
+        stores += e.from.is_reg() && e.to.is_stack();
+    }
+    EXPECT_GE(remats, 1u);
+    EXPECT_EQ(stores, 0u);
+
+    // And the code does what the IR says: g returns a pointer to 12 cells
+    // that receive 1000..1011.
+    static int64_t cells[12];
+    auto g = +[](int64_t) -> int64_t { return reinterpret_cast<int64_t>(cells); };
+    JITModule jit(JITBuilder().symbol("g", reinterpret_cast<const void*>(g)).check_regalloc(true));
+    FuncId id = jit.declare_function("f", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fn = jit.get_function<int64_t(int64_t, int64_t)>(id);
+    EXPECT_EQ(fn(1, 2), reinterpret_cast<int64_t>(cells));
+    for (int k = 0; k < 12; ++k) EXPECT_EQ(cells[k], 1000 + k);
+}
+
 TEST(X64EmitTest, JumpToTheNextBlockFallsThrough) {
     std::string code = asm_of(R"(
 function %f(i64) -> i64 {

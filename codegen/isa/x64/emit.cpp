@@ -220,6 +220,19 @@ void Emitter::epilogue() {
 
 void Emitter::emit_edit(const ra::Edit& e) {
     bool fl = e.cls == ra::RegClass::Float;
+    if (e.from.is_remat()) {
+        // A constant made again instead of reloaded (lowering flags only
+        // MovImm of a signed 32-bit value). Never `xor`: edits keep flags.
+        int64_t v = vc_.insts[e.from.index].imm;
+        if (e.to.is_stack()) {
+            a_.mov(spill_mem(e.to.index), static_cast<int32_t>(v));
+        } else if (v >= 0) {
+            a_.mov(x86::gpd(e.to.as_reg().hw), static_cast<uint32_t>(v));
+        } else {
+            a_.mov(x86::gpq(e.to.as_reg().hw), v);
+        }
+        return;
+    }
     if (e.from.is_reg() && e.to.is_reg()) {
         if (e.from == e.to) return;
         if (fl) a_.movaps(x86::xmm(e.to.as_reg().hw), x86::xmm(e.from.as_reg().hw));

@@ -657,6 +657,9 @@ void Lowerer::finish_insts() {
             fl |= ra::inst_flags::kTerminator;
         if (leaves) fl |= ra::inst_flags::kReturn;
         if (op == Op::MovRR || op == Op::FMov) fl |= ra::inst_flags::kMove;
+        // A constant that fits a sign-extended imm32 is made again rather
+        // than spilled (also straight into a spill slot: mov qword [m], imm32).
+        if (op == Op::MovImm && fits_i32(out_.insts[i].imm)) fl |= ra::inst_flags::kRemat;
         r.flags[i] = fl;
         if (op == Op::Call || op == Op::CallInd) r.clobbers.push_back({i, caller_saved()});
     }
