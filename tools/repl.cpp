@@ -30,19 +30,17 @@
 
 namespace heron::tools {
 
-using namespace repl_impl;
-
 namespace repl_impl {
 
-/// A JIT module that can link the language's host functions.
 std::unique_ptr<JITModule> new_module() {
     JITBuilder builder;
     lang::add_host_symbols(builder);
     return std::make_unique<JITModule>(std::move(builder));
 }
 
-
 }  // namespace repl_impl
+
+using namespace repl_impl;
 
 void ReplSession::Impl::error(const std::string& where, const std::string& msg) {
     ++errors;
@@ -361,6 +359,7 @@ void ReplSession::Impl::report_trap(const std::string& shown, const TrapInfo& t)
     out << msg << "\n";
 }
 
+// --- the interface (repl.h) ---------------------------------------------------
 
 ReplSession::ReplSession(std::ostream& out) : impl_(std::make_unique<Impl>(out)) {}
 ReplSession::~ReplSession() = default;

@@ -15,7 +15,6 @@ namespace heron::tools {
 
 using namespace repl_impl;
 
-// --- the terminal (libedit) ----------------------------------------------------------
 namespace {
 
 // libedit's completion hooks are plain C callbacks without a user pointer;
