@@ -5,13 +5,16 @@
 //   heron verify FILE               parse and verify; prints errors
 //   heron run FILE [--fn NAME] [--time] [--interp] [ARGS...]
 //                                   call a function (JIT-compiled, or on the
-//                                   interpreter) and print its results
+//                                   interpreter) and print its results;
+//                                   FILE.hn: a program in the small language
+//                                   (tools/lang/, docs/lang.md)
 //   heron compile FILE [--target ISA] [--disasm] [--vcode]
 //                                   compile every function for the host (or
 //                                   ISA: x86_64, aarch64) and print sizes,
 //                                   machine code, VCode (x86-64)
 //   heron structure FILE [--no-break] [--check]
 //                                   structured pseudo-code (docs/structure.md)
+//   heron repl [--lang]             interactive session (tools/repl.h)
 #include "tools/cli.h"
 
 #include <chrono>
@@ -64,8 +67,9 @@ constexpr const char* kUsage =
     "  opt FILE --passes=a,b [--dump-after=NAME|all] [--no-verify]\n"
     "                                   run passes (listed by 'heron opt'); print the IR\n"
     "  loops FILE                       print the loop tree: blocks, latches, exits, counted ranges\n"
-    "  repl                             interactive session: define CLIF functions, call them,\n"
-    "                                   look at IR and machine code (:help inside)\n";
+    "  repl [--lang]                    interactive session: define CLIF functions (or, with\n"
+    "                                   --lang or :lang, functions of the small language), call\n"
+    "                                   them, look at IR and machine code (:help inside)\n";
 
 bool read_file(const std::string& path, std::string& text) {
     std::ifstream in(path, std::ios::binary);
