@@ -10,6 +10,7 @@
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/printer.h"
 #include "codegen/isa/x64/settings.h"
+#include "codegen/opt/pass_manager.h"
 #include "codegen/opt/structurize.h"
 #include "tools/disasm_x64.h"
 #include "tools/repl_session.h"
@@ -31,6 +32,9 @@ constexpr const char* kHelp =
     "Commands:\n"
     "  :ir NAME          the function's IR\n"
     "  :asm NAME         its machine code (x86-64 disassembly)\n"
+    "  :opt NAME [PASSES]\n"
+    "                    its IR after the passes (comma-separated; default: every registered\n"
+    "                    pass, in order); the definition itself is not changed\n"
     "  :loops NAME       its natural loops (loop analysis): header, depth, parent, preheader,\n"
     "                    blocks, latches, exits\n"
     "  :structure NAME [--no-break]\n"
@@ -45,7 +49,7 @@ constexpr const char* kHelp =
     "  :quit             leave (end of input does too)\n"
     "A line starting with ':' inside an open definition abandons it.\n";
 
-const char* const kCommands[] = {":ir",   ":asm",    ":loops", ":structure", ":time", ":load", ":save",
+const char* const kCommands[] = {":ir",   ":asm",    ":opt", ":loops", ":structure", ":time", ":load", ":save",
                                  ":list", ":target", ":help",  ":quit",      ":lang", ":clif"};
 const char* const kLangWords[] = {"fn",    "let",   "if",  "else",  "while", "for",        "in",   "break",
                                   "continue", "return", "match", "i64", "f64", "print", "print_char", "sqrt"};
@@ -63,6 +67,7 @@ bool ReplSession::Impl::command(const std::string& line) {
     else if (cmd == ":ir") show_ir(arg);
     else if (cmd == ":asm") show_asm(arg);
     else if (cmd == ":loops") show_loops(arg);
+    else if (cmd == ":opt") show_opt(arg);
     else if (cmd == ":structure") show_structure(arg);
     else if (cmd == ":time") set_time(arg);
     else if (cmd == ":load") load(arg);
@@ -134,6 +139,22 @@ void ReplSession::Impl::show_loops(const std::string& arg) {
             << (pre ? pre->to_string() : std::string("none")) << ", blocks" << list(loops.blocks(l))
             << ", latches" << list(loops.latches(l)) << ", exits" << list(loops.exit_blocks(l)) << "\n";
     }
+}
+
+void ReplSession::Impl::show_opt(const std::string& arg) {
+    std::istringstream in(arg);
+    std::string name, passes;
+    in >> name >> passes;
+    const Def* d = need_def(":opt", name);
+    if (!d) return;
+    if (passes.empty()) {
+        for (const Pass& p : registered_passes()) passes += (passes.empty() ? "" : ",") + std::string(p.name);
+    }
+    PassManager pm;
+    if (auto err = pm.add_pipeline(passes)) return error(here(), *err);
+    Function f = *d->func;  // a copy: the definition stays as it is
+    if (auto err = pm.run(f)) return error(here(), d->func->name.to_string() + ": " + *err);
+    out << "; " << d->func->name.to_string() << " after " << passes << "\n" << print_function(f);
 }
 
 void ReplSession::Impl::show_structure(std::string arg) {
@@ -226,6 +247,7 @@ std::vector<std::string> ReplSession::Impl::completions(std::string_view prefix)
         add(k);  // after :ir / :asm
     }
     add("function");
+    for (const Pass& p : registered_passes()) add(std::string(p.name));
     if (lang_mode) {
         for (const char* w : kLangWords) add(w);
     }

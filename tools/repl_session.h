@@ -152,6 +152,8 @@ struct ReplSession::Impl {
     /// One line per loop, outermost first, in the words of `test loops`
     /// annotations plus the preheader (LoopForm's first requirement).
     void show_loops(const std::string& arg);
+    /// The IR after a pipeline of registered passes, run on a copy.
+    void show_opt(const std::string& arg);
     void show_structure(std::string arg);
     void set_time(const std::string& arg);
     void load(const std::string& path);
