@@ -1,5 +1,6 @@
 // The registered passes: what `--passes=` and `test optimize` can name, and
 // what each requires, produces and invalidates (pass_manager.h).
+#include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/pass_manager.h"
 
@@ -15,6 +16,12 @@ PassResult run_loop_form(Function& func, PassContext& ctx) {
     return r;
 }
 
+PassResult run_licm(Function& func, PassContext& ctx) {
+    PassResult r;
+    r.changed = hoist_loop_invariants(func, ctx) > 0;
+    return r;
+}
+
 PassResult run_nothing(Function&, PassContext&) { return {}; }
 
 const Pass kPasses[] = {
@@ -25,6 +32,9 @@ const Pass kPasses[] = {
      run_nothing},
     {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
      {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form},
+    // Moves instructions only: the CFG and the loops stay as they are.
+    {"licm", "hoists pure loop-invariant instructions into the preheader",
+     {Property::LoopsValid, Property::LoopForm}, {}, {}, run_licm},
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "codegen/analysis/loops.h"
 #include "codegen/ir/printer.h"
 
 namespace heron::x64 {
@@ -601,7 +602,13 @@ std::string Lowerer::run() {
     }
     finish_insts();
 
-    // The allocator's view of the blocks.
+    // The allocator's view of the blocks. Loop depth weights spill costs;
+    // an edge block counts as the shallower of its two ends.
+    ControlFlowGraph cfg(f_);
+    DominatorTree domtree(f_, cfg);
+    LoopAnalysis loops;
+    const bool reducible = !loops.compute(f_, cfg, domtree);
+    uint32_t source_depth = 0;
     ra::Function& r = out_.ra;
     r.num_vregs = 0;
     r.block_insts_begin.push_back(0);
@@ -621,7 +628,10 @@ std::string Lowerer::run() {
             for (Value p : dfg_.block_params(Block(blk.ir))) r.params.push_back(vreg_of(p));
         }
         r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
-        r.loop_depth.push_back(0);
+        uint32_t depth = 0;
+        if (reducible && blk.ir != kNone) depth = source_depth = loops.depth(Block(blk.ir));
+        if (reducible && blk.ir == kNone) depth = std::min(source_depth, loops.depth(Block(blk.edge_target)));
+        r.loop_depth.push_back(depth);
         out_.block_ir.push_back(blk.ir);
     }
     // Predecessors, in CSR form by counting (each list in increasing order).

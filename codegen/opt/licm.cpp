@@ -1,0 +1,63 @@
+// LICM: see licm.h. One sweep per loop over its blocks in reverse
+// postorder; an instruction is invariant when every operand's definition
+// lies outside the loop (a hoisted instruction's block is the preheader, so
+// its users see it as outside).
+#include "codegen/opt/licm.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "codegen/opt/effects.h"
+#include "codegen/opt/pass_manager.h"
+
+namespace heron {
+
+namespace {
+
+bool defined_outside(const Function& func, const LoopAnalysis& loops, Loop l, Value v) {
+    const ValueDef def = func.dfg.value_def(func.dfg.resolve_aliases(v));
+    if (def.is_param()) return !loops.contains(l, def.block());
+    if (!def.is_result()) return false;
+    auto block = func.layout.inst_block(def.inst());
+    return block && !loops.contains(l, *block);
+}
+
+}  // namespace
+
+uint32_t hoist_loop_invariants(Function& func, PassContext& ctx) {
+    const LoopAnalysis* loops = ctx.loops();
+    if (!loops) return 0;
+    const DominatorTree& dt = ctx.domtree();
+    uint32_t moved = 0;
+    std::vector<Block> blocks;
+    std::vector<Inst> insts;
+    for (uint32_t li = loops->num_loops(); li-- > 0;) {
+        const Loop l(li);
+        auto pre = loops->preheader(l);
+        if (!pre) continue;
+        const Inst pre_term = *func.layout.last_inst(*pre);
+        if (func.dfg[pre_term].opcode != Opcode::Jump) continue;
+        auto span = loops->blocks(l);
+        blocks.assign(span.begin(), span.end());
+        std::sort(blocks.begin(), blocks.end(),
+                  [&](Block a, Block b) { return dt.rpo_number(a) < dt.rpo_number(b); });
+        for (Block b : blocks) {
+            insts.clear();
+            for (Inst i : func.layout.block_insts(b)) insts.push_back(i);
+            for (Inst i : insts) {
+                const InstructionData& d = func.dfg[i];
+                if (d.opcode == Opcode::Nop || !func.dfg.has_results(i)) continue;
+                if (!effects_of(d.opcode).movable()) continue;
+                bool invariant = true;
+                func.dfg.for_each_inst_value(i, [&](Value v) { invariant = invariant && defined_outside(func, *loops, l, v); });
+                if (!invariant) continue;
+                func.layout.remove_inst(i);
+                func.layout.insert_inst(i, pre_term);
+                ++moved;
+            }
+        }
+    }
+    return moved;
+}
+
+}  // namespace heron
