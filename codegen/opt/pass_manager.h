@@ -10,7 +10,8 @@
 //   LoopForm          every loop has a preheader, one latch and  loop-form
 //                     dedicated exits
 //   CountedLoopsKnown the cached CountedLoops is current         PassContext
-//   Structured        a region tree exists (the structurizer)    (none yet)
+//   Structured        ctx.region_tree() is current (the          structure
+//                     structurizer, codegen/opt/structurize.h)
 //
 // Invalidation is closed downwards: a pass that invalidates CfgValid also
 // invalidates everything computed from the CFG (dominators, loops, counted
@@ -40,6 +41,7 @@
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/function.h"
+#include "codegen/opt/structurize.h"
 
 namespace heron {
 
@@ -92,6 +94,10 @@ public:
     /// Counted-loop recognition over loops(); null when irreducible.
     const CountedLoops* counted_loops(std::optional<LoopError>* error = nullptr);
 
+    /// The region tree the `structure` pass built (valid while Structured
+    /// holds); kept here so later passes and tools can read it.
+    RegionTree& region_tree() { return region_tree_; }
+
     /// Drops the cached analyses in `s` (closed downwards).
     void invalidate(PropertySet s);
     /// The analysis properties whose cache is current.
@@ -107,6 +113,7 @@ private:
     LoopAnalysis loops_;
     std::optional<LoopError> loop_error_;
     CountedLoops counted_;
+    RegionTree region_tree_;
     PropertySet valid_;
     uint32_t computations_[kNumProperties] = {};
 };

@@ -3,6 +3,7 @@
 #include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/pass_manager.h"
+#include "codegen/opt/structurize.h"
 
 namespace heron {
 
@@ -24,6 +25,23 @@ PassResult run_licm(Function& func, PassContext& ctx) {
 
 PassResult run_nothing(Function&, PassContext&) { return {}; }
 
+// The structurizer builds the region tree into the context from the cached
+// analyses; the IR is not changed.
+PassResult run_structure(Function& func, PassContext& ctx) {
+    PassResult r;
+    const LoopAnalysis* loops = ctx.loops();
+    if (!loops) return r;  // not reached: LoopsValid is required
+    Structurizer s;
+    if (auto err = s.run(func, ctx.cfg(), ctx.domtree(), *loops, ctx.region_tree())) r.error = err->message;
+    return r;
+}
+
+PassResult run_remove_break(Function&, PassContext& ctx) {
+    PassResult r;
+    if (auto err = remove_break_continue(ctx.region_tree())) r.error = err->message;
+    return r;
+}
+
 const Pass kPasses[] = {
     {"verify", "checks the IR (with --verify-each off, the only check)", {Property::Verified}, {}, {}, run_nothing},
     {"loops", "computes the loop analysis; fails on irreducible control flow", {Property::LoopsValid}, {}, {},
@@ -35,6 +53,10 @@ const Pass kPasses[] = {
     // Moves instructions only: the CFG and the loops stay as they are.
     {"licm", "hoists pure loop-invariant instructions into the preheader",
      {Property::LoopsValid, Property::LoopForm}, {}, {}, run_licm},
+    {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
+     {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure},
+    {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},
+     {Property::Structured}, {}, run_remove_break},
 };
 
 }  // namespace

@@ -46,25 +46,25 @@ std::string RegionTree::var_name(uint32_t var) const {
 // --- region tree ---------------------------------------------------------------------
 
 uint32_t Structurizer::node_of(Block b) const {
-    if (auto l = loops_.loop_of_header(b)) return num_blocks_ + l->index();
+    if (auto l = loops_->loop_of_header(b)) return num_blocks_ + l->index();
     return b.index();
 }
 
 uint32_t Structurizer::region_of(uint32_t node) const {
     if (node >= num_blocks_) {
-        auto p = loops_.parent(Loop(node - num_blocks_));
+        auto p = loops_->parent(Loop(node - num_blocks_));
         return p ? p->index() : kTop;
     }
-    auto l = loops_.innermost_loop(Block(node));
+    auto l = loops_->innermost_loop(Block(node));
     return l ? l->index() : kTop;
 }
 
 uint32_t Structurizer::lift(Block d, uint32_t region) const {
-    auto in = loops_.innermost_loop(d);
+    auto in = loops_->innermost_loop(d);
     uint32_t l = in ? in->index() : kTop;
     if (l == region) return d.index();
     for (;;) {
-        auto p = loops_.parent(Loop(l));
+        auto p = loops_->parent(Loop(l));
         uint32_t pi = p ? p->index() : kTop;
         if (pi == region) return num_blocks_ + l;
         l = pi;
@@ -72,10 +72,10 @@ uint32_t Structurizer::lift(Block d, uint32_t region) const {
 }
 
 bool Structurizer::in_region(uint32_t region, Block b) const {
-    return region == kTop || loops_.contains(Loop(region), b);
+    return region == kTop || loops_->contains(Loop(region), b);
 }
 
-Block Structurizer::header_block(uint32_t region) const { return loops_.header(Loop(region)); }
+Block Structurizer::header_block(uint32_t region) const { return loops_->header(Loop(region)); }
 
 uint32_t Structurizer::add(Stmt s) {
     tree_->stmts.push_back(std::move(s));
@@ -112,19 +112,19 @@ void Structurizer::collect_arms(const Function& func, Inst term, std::vector<Arm
 }
 
 void Structurizer::count_arms(const Function& func) {
-    arms_in_.assign(num_blocks_ + loops_.num_loops(), 0);
+    arms_in_.assign(num_blocks_ + loops_->num_loops(), 0);
     auto count = [&](uint32_t region, Block t) {
         if (region != kTop && t == header_block(region)) return;  // continue
         if (!in_region(region, t)) return;                          // an exit of the region
         ++arms_in_[node_of(t)];
     };
-    for (Block b : domtree_.reverse_postorder()) {
+    for (Block b : domtree_->reverse_postorder()) {
         const Inst term = *func.layout.last_inst(b);
         collect_arms(func, term, arms_);
         auto dests = func.dfg.branch_destinations(term);
         for (const Arm& a : arms_) count(region_of(b.index()), dests[a.dest].block(func.dfg.value_lists));
     }
-    for (Loop c : loops_.loops()) {
+    for (Loop c : loops_->loops()) {
         const uint32_t parent = region_of(num_blocks_ + c.index());
         for (uint32_t i = exit_begin_[c.index()]; i < exit_begin_[c.index() + 1]; ++i) count(parent, exit_targets_[i]);
     }
@@ -132,13 +132,13 @@ void Structurizer::count_arms(const Function& func) {
 
 void Structurizer::collect_exits() {
     exit_begin_.assign(1, 0);
-    for (Loop c : loops_.loops()) {
+    for (Loop c : loops_->loops()) {
         const size_t first = exit_targets_.size();
-        for (Block e : loops_.exit_blocks(c)) exit_targets_.push_back(e);
+        for (Block e : loops_->exit_blocks(c)) exit_targets_.push_back(e);
         // The header's exit, if it has exactly one, is the normal exit: code 0.
         std::optional<Block> normal;
-        for (const LoopEdge& e : loops_.exit_edges(c)) {
-            if (e.from != loops_.header(c)) continue;
+        for (const LoopEdge& e : loops_->exit_edges(c)) {
+            if (e.from != loops_->header(c)) continue;
             if (normal && *normal != e.to) {
                 normal.reset();
                 break;
@@ -158,14 +158,28 @@ void Structurizer::collect_exits() {
 
 std::optional<StructureError> Structurizer::run(const Function& func, RegionTree& out) {
     out.clear();
-    tree_ = &out;
     auto entry = func.layout.entry_block();
     if (!entry || !func.layout.last_inst(*entry)) return StructureError{{}, {}, "structure: the function has no entry block"};
-    cfg_.compute(func);
-    domtree_.compute(func, cfg_);
-    if (auto err = loops_.compute(func, cfg_, domtree_)) return StructureError{err->from, err->to, err->message};
+    own_cfg_.compute(func);
+    own_domtree_.compute(func, own_cfg_);
+    if (auto err = own_loops_.compute(func, own_cfg_, own_domtree_)) {
+        return StructureError{err->from, err->to, err->message};
+    }
+    return run(func, own_cfg_, own_domtree_, own_loops_, out);
+}
+
+std::optional<StructureError> Structurizer::run(const Function& func, const ControlFlowGraph& cfg,
+                                                const DominatorTree& domtree, const LoopAnalysis& loops,
+                                                RegionTree& out) {
+    out.clear();
+    auto entry = func.layout.entry_block();
+    if (!entry || !func.layout.last_inst(*entry)) return StructureError{{}, {}, "structure: the function has no entry block"};
+    cfg_ = &cfg;
+    domtree_ = &domtree;
+    loops_ = &loops;
+    tree_ = &out;
     num_blocks_ = func.dfg.num_blocks();
-    for (Block b : domtree_.reverse_postorder()) {
+    for (Block b : domtree_->reverse_postorder()) {
         auto last = func.layout.last_inst(b);
         if (!last || !is_terminator(func.dfg[*last].opcode)) {
             return StructureError{b, {}, "structure: " + b.to_string() + " does not end in a terminator"};
@@ -178,10 +192,10 @@ std::optional<StructureError> Structurizer::run(const Function& func, RegionTree
 
     // Merge children: nodes with several forward arms, by (lifted) idom, in
     // reverse postorder (a stable counting sort over the rpo walk).
-    const uint32_t num_nodes = num_blocks_ + loops_.num_loops();
+    const uint32_t num_nodes = num_blocks_ + loops_->num_loops();
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
-    for (Block y : domtree_.reverse_postorder()) {
-        auto d = domtree_.idom(y);
+    for (Block y : domtree_->reverse_postorder()) {
+        auto d = domtree_->idom(y);
         if (!d) continue;
         const uint32_t n = node_of(y);
         if (arms_in_[n] < 2) continue;
@@ -196,10 +210,10 @@ std::optional<StructureError> Structurizer::run(const Function& func, RegionTree
         for (const auto& p : pairs) merge_kids_[next[p.first]++] = p.second;
     }
     merge_label_.assign(num_nodes, 0);
-    loop_label_.assign(loops_.num_loops(), 0);
-    loop_var_.assign(loops_.num_loops(), kNoVar);
+    loop_label_.assign(loops_->num_loops(), 0);
+    loop_var_.assign(loops_->num_loops(), kNoVar);
 
-    out.stmts.reserve(6 * static_cast<size_t>(domtree_.reverse_postorder().size()));
+    out.stmts.reserve(6 * static_cast<size_t>(domtree_->reverse_postorder().size()));
     out.root = add(Stmt{});
     tasks_.clear();
     tasks_.push_back({entry->index(), out.root});
@@ -232,7 +246,7 @@ void Structurizer::do_tree(const Function& func, uint32_t node, uint32_t seq) {
     uint32_t cur = seq;
     for (uint32_t i = merge_begin_[node + 1]; i-- > merge_begin_[node];) {
         const uint32_t y = merge_kids_[i];
-        const Block yb = y < num_blocks_ ? Block(y) : loops_.header(Loop(y - num_blocks_));
+        const Block yb = y < num_blocks_ ? Block(y) : loops_->header(Loop(y - num_blocks_));
         const uint32_t label = new_label(false, yb);
         merge_label_[y] = label;
         Stmt labeled;
@@ -254,7 +268,7 @@ void Structurizer::do_tree(const Function& func, uint32_t node, uint32_t seq) {
         return;
     }
     const Loop c(node - num_blocks_);
-    const Block h = loops_.header(c);
+    const Block h = loops_->header(c);
     const uint32_t label = new_label(true, h);
     loop_label_[c.index()] = label;
     if (exit_begin_[c.index() + 1] - exit_begin_[c.index()] >= 2) {

@@ -126,6 +126,10 @@ public:
     /// Builds the region tree of `func`, which must be verified. On error
     /// `out` is left empty.
     std::optional<StructureError> run(const Function& func, RegionTree& out);
+    /// The same over analyses already computed for `func` (a pass manager's
+    /// cache); `loops` must be valid (the function reducible).
+    std::optional<StructureError> run(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& domtree,
+                                      const LoopAnalysis& loops, RegionTree& out);
 
 private:
     struct Arm {
@@ -154,9 +158,12 @@ private:
     void append(uint32_t seq, uint32_t stmt) { tree_->stmts[seq].kids.push_back(stmt); }
     uint32_t new_label(bool is_loop, Block b);
 
-    ControlFlowGraph cfg_;
-    DominatorTree domtree_;
-    LoopAnalysis loops_;
+    ControlFlowGraph own_cfg_;
+    DominatorTree own_domtree_;
+    LoopAnalysis own_loops_;
+    const ControlFlowGraph* cfg_ = nullptr;
+    const DominatorTree* domtree_ = nullptr;
+    const LoopAnalysis* loops_ = nullptr;
     RegionTree* tree_ = nullptr;
     uint32_t num_blocks_ = 0;
     // By node (a block index, or num_blocks_ + loop index for a loop seen as

@@ -17,6 +17,7 @@
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/ir/run_command.h"
+#include "codegen/opt/pass_manager.h"
 #include "codegen/opt/structurize.h"
 #include "codegen/verifier/verifier.h"
 #include "frontend/function_builder.h"
@@ -359,6 +360,68 @@ TEST(Structure, DeepNestsRoundTripOrFailCleanly) {
     auto err = s.run(*deep.file.functions[0].func, tree);
     ASSERT_TRUE(err.has_value());
     EXPECT_NE(err->message.find("nest deeper than"), std::string::npos) << err->message;
+}
+
+TEST(Structure, PassesProduceStructuredAndRoundTrip) {
+    // The generator's functions through loop-form, structure and
+    // remove-break: the context's tree, lowered, computes what the
+    // function computes after loop-form.
+    gen::GenOptions options;
+    options.canonicalize_nans = true;
+    uint32_t checked = 0;
+    for (uint64_t seed = 1; seed <= 100; ++seed) {
+        gen::Entropy entropy(seed);
+        gen::Module m = gen::generate_module(entropy, options);
+        for (size_t k = 0; k < m.functions.size(); ++k) {
+            for (const char* pipeline : {"loop-form,structure", "structure,remove-break"}) {
+                Function& f = *m.functions[k];
+                PassManager pm;
+                ASSERT_FALSE(pm.add_pipeline(pipeline).has_value());
+                auto err = pm.run(f);
+                ASSERT_FALSE(err.has_value()) << *err;
+                ASSERT_TRUE(pm.properties().contains(Property::Structured));
+                EXPECT_EQ(pm.context().region_tree().no_break, std::string(pipeline).find("remove-break") != std::string::npos);
+                FunctionBuilderContext ctx;
+                Function lowered;
+                ASSERT_FALSE(lower_region_tree(f, pm.context().region_tree(), lowered, ctx).has_value());
+                Interpreter a, b;
+                for (const auto& g : m.functions) a.add_function(*g);
+                for (const auto& g : m.functions) b.add_function(g.get() == &f ? lowered : *g);
+                for (const auto& args : m.inputs[k]) {
+                    const std::string name = f.name.to_string().substr(1);
+                    ASSERT_EQ(compare(a, b, name, args), "") << "seed " << seed;
+                    ++checked;
+                }
+            }
+        }
+    }
+    EXPECT_GT(checked, 1000u);
+}
+
+TEST(Structure, PassOrderAndIrreducibleErrors) {
+    ParseOutcome parsed = parse_test_file(R"(function %irr(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block1, block2
+block1:
+    jump block2
+block2:
+    brif v0, block1, block3
+block3:
+    return v0
+}
+)");
+    ASSERT_TRUE(parsed.ok());
+    Function& f = *parsed.file.functions[0].func;
+    PassManager pm;
+    ASSERT_FALSE(pm.add_pipeline("structure").has_value());
+    auto err = pm.run(f);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_NE(err->find("irreducible control flow: edge block2 -> block1"), std::string::npos) << *err;
+    PassManager early;
+    ASSERT_FALSE(early.add_pipeline("remove-break").has_value());
+    err = early.run(f);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_NE(err->find("requires Structured"), std::string::npos) << *err;
 }
 
 TEST(Structure, IrreducibleNamesTheEdge) {
