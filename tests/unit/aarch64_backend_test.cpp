@@ -119,6 +119,33 @@ block3:
     EXPECT_EQ(t.find("mul w"), std::string::npos) << "the product folds into msub\n" << t;
 }
 
+TEST(Aarch64Backend, ZeroTestsAndBitTestsBranchDirectly) {
+    Compiled c = compile(R"(
+function %f(i64, i32) -> i32 {
+block0(v0: i64, v1: i32):
+    v2 = iconst.i64 0
+    v3 = icmp eq v0, v2
+    brif v3, block1, block2
+block1:
+    v4 = iconst.i32 1
+    return v4
+block2:
+    v5 = iconst.i32 0x100
+    v6 = band v1, v5
+    brif v6, block3, block1
+block3:
+    v7 = iconst.i32 3
+    return v7
+}
+)");
+    ASSERT_EQ(c.error, "");
+    std::string t = text_of(c.listing);
+    EXPECT_NE(t.find("cbz x0, block1"), std::string::npos) << t;
+    EXPECT_NE(t.find("tbz w1, #8, block1\nblock3:"), std::string::npos) << t;
+    EXPECT_EQ(t.find("cmp"), std::string::npos) << t;
+    EXPECT_EQ(t.find("and"), std::string::npos) << "the mask folds into the bit test\n" << t;
+}
+
 TEST(Aarch64Backend, DivisionTrapsThroughTheTrapTable) {
     Compiled c = compile(R"(
 function %f(i32, i32) -> i32 {

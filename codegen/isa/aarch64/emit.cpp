@@ -637,6 +637,17 @@ void Emitter::emit_branch(uint32_t i, const MInst& m, uint32_t next_block) {
         a_.b(cc_of(m.cc), label_of(m.aux));
         jump_to(m.aux2);
         return;
+    case Op::Tbz: {  // to aux if bit imm is set
+        unsigned bit = static_cast<unsigned>(m.imm);
+        a64::Gp x = gpr(i, 0, bit >= 32 ? 8 : 4);
+        if (final_block(m.aux) == next_block) {
+            a_.tbz(x, bit, label_of(m.aux2));
+            return;
+        }
+        a_.tbnz(x, bit, label_of(m.aux));
+        jump_to(m.aux2);
+        return;
+    }
     default: {  // Cbz: to aux if (x != 0) == imm
         a64::Gp x = gpr(i, 0, m.size == 8 ? 8 : 4);
         bool nonzero_to_aux = m.imm != 0;
@@ -745,7 +756,8 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     case Op::CvtFloatToInt: emit_cvt_to_int(i, m); return;
     case Op::Jmp:
     case Op::Bcond:
-    case Op::Cbz: emit_branch(i, m, next_block); return;
+    case Op::Cbz:
+    case Op::Tbz: emit_branch(i, m, next_block); return;
     case Op::BrTable: emit_br_table(i, m); return;
     case Op::Ret:
         pop_frame();

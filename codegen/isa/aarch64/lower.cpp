@@ -13,6 +13,7 @@
 #include "codegen/isa/aarch64/lower.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 
 namespace heron::aarch64 {
@@ -293,6 +294,9 @@ private:
     void lower_store(Inst inst, const InstructionData& d);
     std::string lower_call(Inst inst, const InstructionData& d);
     void lower_branch(Inst inst, const InstructionData& d);
+    /// brif on `icmp eq/ne x, 0` (i32/i64) -> cbz/cbnz; on `band x, 2^k`
+    /// -> tbnz (only in small functions: tbz reaches +-32 KiB).
+    bool lower_test_branch(Value c, uint32_t then_block, uint32_t else_block);
     void lower_return(Inst inst);
     std::string lower_args();
 
@@ -550,7 +554,8 @@ std::string Lowerer::run() {
             r.operands_begin.push_back(static_cast<uint32_t>(r.operands.size()));
             uint8_t fl = 0;
             bool leaves = m.op == Op::Ret || m.op == Op::Trap || m.op == Op::TailCall || m.op == Op::TailCallInd;
-            if (leaves || m.op == Op::Jmp || m.op == Op::Bcond || m.op == Op::Cbz || m.op == Op::BrTable)
+            if (leaves || m.op == Op::Jmp || m.op == Op::Bcond || m.op == Op::Cbz || m.op == Op::Tbz ||
+                m.op == Op::BrTable)
                 fl |= ra::inst_flags::kTerminator;
             if (leaves) fl |= ra::inst_flags::kReturn;
             if (m.op == Op::MovRR || m.op == Op::FMov) fl |= ra::inst_flags::kMove;
@@ -1262,6 +1267,40 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     return {};
 }
 
+bool Lowerer::lower_test_branch(Value c, uint32_t then_block, uint32_t else_block) {
+    if (auto ic = def_with(c, Opcode::Icmp)) {
+        const InstructionData& d = dfg_[*ic];
+        Type t = type_of(d.args[0]);
+        auto k = const_of(d.args[1]);
+        bool eq = d.intcc() == IntCC::Eq;
+        if (!(eq || d.intcc() == IntCC::Ne) || !k || *k != 0 || t.bits() < 32) return false;
+        MInst& m = emit(Op::Cbz, {Operand::use(use(d.args[0]))});
+        m.size = static_cast<uint8_t>(t.bytes());
+        m.imm = !eq;  // ne: the "then" target when nonzero
+        m.aux = then_block;
+        m.aux2 = else_block;
+        return true;
+    }
+    constexpr uint32_t kMaxTbzFunction = 256;  // IR instructions: far below 32 KiB of code
+    auto band = def_with(c, Opcode::Band);
+    if (!band || dfg_.num_insts() > kMaxTbzFunction || !single_use(c)) return false;
+    const InstructionData& d = dfg_[*band];
+    Type t = type_of(d.args[0]);
+    if (t.is_float()) return false;
+    for (int j = 0; j < 2; ++j) {
+        auto k = const_of(d.args[j]);
+        if (!k) continue;
+        uint64_t bits = static_cast<uint64_t>(*k) & t.mask();
+        if (bits == 0 || (bits & (bits - 1)) != 0) continue;
+        MInst& m = emit(Op::Tbz, {Operand::use(use(d.args[1 - j]))});
+        m.imm = std::countr_zero(bits);
+        m.aux = then_block;
+        m.aux2 = else_block;
+        return true;
+    }
+    return false;
+}
+
 void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
     uint32_t pos = rpo_index_[*f_.layout.inst_block(inst)];
     const std::vector<uint32_t>& targets = dest_vblock_[pos];
@@ -1272,6 +1311,7 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
     case Opcode::Jump: emit(Op::Jmp, {}).aux = targets[0]; return;
     case Opcode::Brif: {
         Value c = d.args[0];
+        if (lower_test_branch(c, targets[0], targets[1])) return;
         bool folds = def_with(c, Opcode::Icmp) || def_with(c, Opcode::Fcmp);
         if (!folds && type_of(c).bits() >= 32) {
             MInst& m = emit(Op::Cbz, {Operand::use(use(c))});
