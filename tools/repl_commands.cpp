@@ -12,6 +12,7 @@
 #include "codegen/isa/x64/settings.h"
 #include "codegen/opt/pass_manager.h"
 #include "codegen/opt/structurize.h"
+#include "tools/disasm_aarch64.h"
 #include "tools/disasm_x64.h"
 #include "tools/repl_session.h"
 
@@ -31,7 +32,7 @@ constexpr const char* kHelp =
     "                                      input runs at once (`fib(20)`, `for i in 0..3 { print(i); }`)\n"
     "Commands:\n"
     "  :ir NAME          the function's IR\n"
-    "  :asm NAME         its machine code (x86-64 disassembly)\n"
+    "  :asm NAME         its machine code (x86-64 or AArch64 disassembly)\n"
     "  :opt NAME [PASSES]\n"
     "                    its IR after the passes (comma-separated; default: every registered\n"
     "                    pass, in order); the definition itself is not changed\n"
@@ -108,7 +109,9 @@ void ReplSession::Impl::show_asm(const std::string& arg) {
     auto addr = reinterpret_cast<uint64_t>(jit->get_finalized_function(id));
     out << "; " << d->func->name.to_string() << ": " << code->bytes.size() << " bytes, frame "
         << code->frame_size << " bytes\n";
-    out << disassemble_x64(code->bytes.data(), code->bytes.size(), addr, labels);
+    bool a64 = jit->isa().name() == "aarch64";
+    out << (a64 ? disassemble_aarch64(code->bytes.data(), code->bytes.size(), addr, labels)
+                : disassemble_x64(code->bytes.data(), code->bytes.size(), addr, labels));
 }
 
 void ReplSession::Impl::show_loops(const std::string& arg) {
@@ -219,6 +222,10 @@ void ReplSession::Impl::list() {
 }
 
 void ReplSession::Impl::target() {
+    if (jit->isa().name() == "aarch64") {
+        out << "aarch64 (host); base ARMv8-A with FP/SIMD\n";
+        return;
+    }
     x64::Settings s = x64::Settings::host();
     out << jit->isa().name() << " (host); CPU features:";
     const std::pair<bool, const char*> features[] = {{s.has_lzcnt, "lzcnt"}, {s.has_bmi1, "bmi1"},
