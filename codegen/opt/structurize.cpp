@@ -83,7 +83,7 @@ uint32_t Structurizer::add(Stmt s) {
 }
 
 uint32_t Structurizer::new_label(bool is_loop, Block b) {
-    tree_->labels.push_back({is_loop, b});
+    tree_->labels.push_back({is_loop, b, {}});
     return static_cast<uint32_t>(tree_->labels.size());
 }
 
@@ -178,6 +178,8 @@ std::optional<StructureError> Structurizer::run(const Function& func, const Cont
     domtree_ = &domtree;
     loops_ = &loops;
     tree_ = &out;
+    func_ = &func;
+    counted_.compute(func, loops);
     num_blocks_ = func.dfg.num_blocks();
     for (Block b : domtree_->reverse_postorder()) {
         auto last = func.layout.last_inst(b);
@@ -270,6 +272,7 @@ void Structurizer::do_tree(const Function& func, uint32_t node, uint32_t seq) {
     const Loop c(node - num_blocks_);
     const Block h = loops_->header(c);
     const uint32_t label = new_label(true, h);
+    tree_->labels[label - 1].kind = counted_.describe(*func_, c);
     loop_label_[c.index()] = label;
     if (exit_begin_[c.index() + 1] - exit_begin_[c.index()] >= 2) {
         tree_->vars.push_back({VarKind::ExitCode, label});
@@ -727,12 +730,13 @@ public:
         }
         case StmtKind::Loop: {
             const std::string label = "L" + std::to_string(st.label);
+            const std::string& kind = tree_.labels[st.label - 1].kind;
             if (!tree_.no_break) {
-                line(depth, "loop " + label + " {");
+                line(depth, "loop " + label + " {  ; " + kind);
             } else if (st.var != kNoVar) {
-                line(depth, "while !" + tree_.var_name(st.var) + " {  ; " + label);
+                line(depth, "while !" + tree_.var_name(st.var) + " {  ; " + label + " " + kind);
             } else {
-                line(depth, "while true {  ; " + label);
+                line(depth, "while true {  ; " + label + " " + kind);
             }
             print(st.kids[0], depth + 1);
             line(depth, "}");

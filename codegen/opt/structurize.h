@@ -11,7 +11,9 @@
 //     `continue R`; edges leaving R become `exitR = k; break R`, and after
 //     the loop a dispatch (`switch exitR`) branches to exit target k. An exit
 //     that leaves several loops is re-raised by each enclosing dispatch, one
-//     level at a time. The header's own exit is the "normal" exit, code 0,
+//     level at a time. Each loop is "counted" with its range when
+//     codegen/analysis/counted_loops.h recognizes it, else "conditional".
+//     The header's own exit is the "normal" exit, code 0,
 //     stored before the loop is entered. A loop with one exit target needs
 //     no variable and no dispatch.
 //   - With loops collapsed and back edges removed every region is a DAG,
@@ -40,6 +42,7 @@
 #include <vector>
 
 #include "codegen/analysis/cfg.h"
+#include "codegen/analysis/counted_loops.h"
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/function.h"
@@ -89,7 +92,8 @@ struct StructVar {
 
 struct StructLabel {
     bool is_loop;
-    Block block;  // loop: the header; labeled block: the merge node after it
+    Block block;       // loop: the header; labeled block: the merge node after it
+    std::string kind;  // loop: "counted v3 in [v0, v1-1] step 1 slt" or "conditional"
 };
 
 /// A structured form of one function. Statements refer to the function's
@@ -164,6 +168,8 @@ private:
     const ControlFlowGraph* cfg_ = nullptr;
     const DominatorTree* domtree_ = nullptr;
     const LoopAnalysis* loops_ = nullptr;
+    CountedLoops counted_;
+    const Function* func_ = nullptr;
     RegionTree* tree_ = nullptr;
     uint32_t num_blocks_ = 0;
     // By node (a block index, or num_blocks_ + loop index for a loop seen as

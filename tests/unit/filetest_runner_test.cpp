@@ -165,7 +165,7 @@ block3:
 }
 )";
 
-const char* const kLoopLines[] = {"block0:", "v1 := v0", "loop L1 {", "block1:", "if v1 {", "block2:",
+const char* const kLoopLines[] = {"block0:", "v1 := v0", "loop L1 {  ; conditional", "block1:", "if v1 {", "block2:",
                                   "v2 = iconst.i32 1", "v3 = isub v1, v2", "v1 := v3", "continue L1",
                                   "}", "break L1", "}", "block3:", "return v1"};
 
