@@ -57,7 +57,7 @@ std::vector<Case> draw_cases(Bytes& in, Type ty, uint32_t targets) {
     std::vector<Case> cases;
     uint64_t next = in.u64() & mask;
     const uint32_t groups = in.below(12) + (in.done() ? 0 : 1);
-    for (uint32_t g = 0; g < groups && cases.size() < 600; ++g) {
+    for (uint32_t g = 0; g < groups && cases.size() < 300; ++g) {
         const uint8_t how = in.byte();
         if (how & 1) next = in.u64() & mask;            // jump anywhere
         else next = (next + (how >> 4)) & mask;          // a small gap
@@ -150,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         probes.insert((v + 1) & mask);
         probes.insert((v - 1) & mask);
     }
-    while (!in.done() && probes.size() < 2000) probes.insert(in.u64() & mask);
+    for (int extra = 0; extra < 64 && !in.done(); ++extra) probes.insert(in.u64() & mask);
 
     static Interpreter interp;
     JITModule jit;
