@@ -10,9 +10,20 @@ namespace heron {
 
 namespace {
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident(char c) { return is_alpha(c) || is_digit(c); }
+constexpr bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Identifier bytes by table: the scan loops run once per source byte.
+struct IdentTable {
+    bool ident[256];
+};
+constexpr IdentTable make_ident_table() {
+    IdentTable t{};
+    for (unsigned c = 0; c < 256; ++c) t.ident[c] = is_alpha(static_cast<char>(c)) || is_digit(static_cast<char>(c));
+    return t;
+}
+constexpr IdentTable kIdent = make_ident_table();
+bool is_ident(char c) { return kIdent.ident[static_cast<unsigned char>(c)]; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 
 int hex_value(char c) {
@@ -24,61 +35,68 @@ int hex_value(char c) {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-/// Entity words: a prefix and a decimal number without leading zeros.
+/// Entity words: a prefix (v, block, ss, fn, sig) and a decimal number
+/// without leading zeros. The prefixes differ in their first two bytes.
 struct EntityPrefix {
     std::string_view prefix;
     TokenKind kind;
 };
-constexpr EntityPrefix kEntityPrefixes[] = {
-    {"v", TokenKind::Value},     {"block", TokenKind::Block}, {"ss", TokenKind::StackSlot},
-    {"fn", TokenKind::FuncRef},  {"sig", TokenKind::SigRef},
-};
+std::optional<EntityPrefix> entity_prefix(std::string_view w) {
+    switch (w[0]) {
+    case 'v': return EntityPrefix{"v", TokenKind::Value};
+    case 'b': return EntityPrefix{"block", TokenKind::Block};
+    case 'f': return EntityPrefix{"fn", TokenKind::FuncRef};
+    case 's':
+        if (w.size() > 1 && w[1] == 's') return EntityPrefix{"ss", TokenKind::StackSlot};
+        return EntityPrefix{"sig", TokenKind::SigRef};
+    default: return std::nullopt;
+    }
+}
 
 class Lexer {
 public:
-    explicit Lexer(std::string_view src) : src_(src) {}
+    explicit Lexer(std::string_view src) : src_(src), data_(src.data()), size_(src.size()) {}
 
     LexedText run() {
         LexedText out;
-        while (pos_ < src_.size()) {
-            char c = src_[pos_];
+        // CLIF text has about one token per 5 bytes; reserving pages that
+        // stay untouched costs nothing, copying a grown vector does.
+        out.tokens.reserve(size_ / 4 + 16);
+        while (pos_ < size_) {
+            const char c = data_[pos_];
+            if (c == ' ' || is_space(c)) {
+                ++pos_;
+                continue;
+            }
             if (c == '\n') {
                 ++pos_;
                 ++line_;
                 line_start_ = pos_;
                 continue;
             }
-            if (is_space(c)) {
-                ++pos_;
-                continue;
-            }
             if (c == ';') {
                 scan_comment(out);
                 continue;
             }
-            out.tokens.push_back(scan_token());
+            // Built in place: a token is 48 bytes, copying each one counts.
+            scan_token(out.tokens.emplace_back());
         }
-        Token end = make(TokenKind::End, pos_, pos_);
-        out.tokens.push_back(end);
+        set(out.tokens.emplace_back(), TokenKind::End, pos_, pos_);
         return out;
     }
 
 private:
-    Token make(TokenKind kind, size_t begin, size_t end) const {
-        Token t;
+    void set(Token& t, TokenKind kind, size_t begin, size_t end) const {
         t.kind = kind;
-        t.text = src_.substr(begin, end - begin);
+        t.text = std::string_view(data_ + begin, end - begin);
         t.line = line_;
         t.col = static_cast<uint32_t>(begin - line_start_ + 1);
-        t.offset = static_cast<uint32_t>(begin);
-        return t;
     }
 
-    Token error_at(size_t begin, size_t end, const char* what) {
-        Token t = make(TokenKind::Error, begin, end);
+    void error_at(Token& t, size_t begin, size_t end, LexError what) {
+        set(t, TokenKind::Error, begin, end);
         t.error = what;
         pos_ = end;
-        return t;
     }
 
     // A comment runs to the end of the line. UTF-8 is welcome in comments;
@@ -86,10 +104,10 @@ private:
     void scan_comment(LexedText& out) {
         size_t begin = pos_ + 1;
         size_t end = src_.find('\n', begin);
-        if (end == std::string_view::npos) end = src_.size();
+        if (end == std::string_view::npos) end = size_;
         size_t nul = src_.substr(begin, end - begin).find('\0');
         if (nul != std::string_view::npos) {
-            out.tokens.push_back(error_at(begin + nul, begin + nul + 1, "NUL byte in a comment"));
+            error_at(out.tokens.emplace_back(), begin + nul, begin + nul + 1, LexError::NulInComment);
         }
         out.comments.push_back(Comment{line_, std::string(src_.substr(begin, end - begin))});
         pos_ = end;
@@ -98,7 +116,7 @@ private:
     bool looking_at(size_t at, std::string_view s) const { return starts_with(src_.substr(at), s); }
 
     size_t scan_ident_end(size_t at) const {
-        while (at < src_.size() && is_ident(src_[at])) ++at;
+        while (at < size_ && is_ident(data_[at])) ++at;
         return at;
     }
 
@@ -109,117 +127,114 @@ private:
         std::string_view word = src_.substr(at, word_end - at);
         if (word == "Inf") return word_end;
         if (word != "NaN" && word != "sNaN") return 0;
-        if (word_end < src_.size() && src_[word_end] == ':') return scan_ident_end(word_end + 1);
+        if (word_end < size_ && data_[word_end] == ':') return scan_ident_end(word_end + 1);
         return word_end;
     }
 
-    Token scan_token() {
-        size_t begin = pos_;
-        char c = src_[pos_];
-        char next = pos_ + 1 < src_.size() ? src_[pos_ + 1] : '\0';
-        auto single = [&](TokenKind k) {
-            pos_ = begin + 1;
-            return make(k, begin, begin + 1);
+    void scan_token(Token& t) {
+        const size_t begin = pos_;
+        const char c = data_[pos_];
+        const char next = pos_ + 1 < size_ ? data_[pos_ + 1] : '\0';
+        auto fixed = [&](TokenKind k, size_t len) {
+            pos_ = begin + len;
+            set(t, k, begin, begin + len);
         };
         switch (c) {
-        case '(': return single(TokenKind::LParen);
-        case ')': return single(TokenKind::RParen);
-        case '[': return single(TokenKind::LBracket);
-        case ']': return single(TokenKind::RBracket);
-        case '{': return single(TokenKind::LBrace);
-        case '}': return single(TokenKind::RBrace);
-        case ',': return single(TokenKind::Comma);
-        case ':': return single(TokenKind::Colon);
-        case '.': return single(TokenKind::Dot);
+        case '(': return fixed(TokenKind::LParen, 1);
+        case ')': return fixed(TokenKind::RParen, 1);
+        case '[': return fixed(TokenKind::LBracket, 1);
+        case ']': return fixed(TokenKind::RBracket, 1);
+        case '{': return fixed(TokenKind::LBrace, 1);
+        case '}': return fixed(TokenKind::RBrace, 1);
+        case ',': return fixed(TokenKind::Comma, 1);
+        case ':': return fixed(TokenKind::Colon, 1);
+        case '.': return fixed(TokenKind::Dot, 1);
         case '=':
-            if (next == '=') {
-                pos_ = begin + 2;
-                return make(TokenKind::EqEq, begin, begin + 2);
-            }
-            return single(TokenKind::Equal);
+            if (next == '=') return fixed(TokenKind::EqEq, 2);
+            return fixed(TokenKind::Equal, 1);
         case '!':
-            if (next == '=') {
-                pos_ = begin + 2;
-                return make(TokenKind::NotEq, begin, begin + 2);
-            }
-            return error_at(begin, begin + 1, "unexpected character '!'");
-        case '%': return scan_name();
+            if (next == '=') return fixed(TokenKind::NotEq, 2);
+            return error_at(t, begin, begin + 1, LexError::UnexpectedBang);
+        case '%': return scan_name(t);
         case '-':
-            if (next == '>') {
-                pos_ = begin + 2;
-                return make(TokenKind::Arrow, begin, begin + 2);
-            }
+            if (next == '>') return fixed(TokenKind::Arrow, 2);
             [[fallthrough]];
         case '+':
-            if (is_digit(next)) return scan_number();
+            if (is_digit(next)) return scan_number(t);
             if (size_t end = scan_special_float(begin + 1)) {
                 pos_ = end;
-                return make(TokenKind::Float, begin, end);
+                return set(t, TokenKind::Float, begin, end);
             }
-            return error_at(begin, begin + 1, c == '+' ? "unexpected character '+'" : "unexpected character '-'");
+            return error_at(t, begin, begin + 1, c == '+' ? LexError::UnexpectedPlus : LexError::UnexpectedMinus);
         default: break;
         }
-        if (is_digit(c)) return scan_number();
-        if (is_alpha(c)) return scan_word();
-        if (c == '\0') return error_at(begin, begin + 1, "NUL byte");
-        if (static_cast<unsigned char>(c) >= 0x80) return error_at(begin, begin + 1, "non-ASCII byte");
-        return error_at(begin, begin + 1, "unexpected character");
+        if (is_digit(c)) return scan_number(t);
+        if (is_alpha(c)) return scan_word(t);
+        if (c == '\0') return error_at(t, begin, begin + 1, LexError::NulByte);
+        if (static_cast<unsigned char>(c) >= 0x80) return error_at(t, begin, begin + 1, LexError::NonAscii);
+        return error_at(t, begin, begin + 1, LexError::UnexpectedChar);
     }
 
-    Token scan_name() {
+    void scan_name(Token& t) {
         size_t begin = pos_;
         size_t end = scan_ident_end(begin + 1);
-        if (end == begin + 1) return error_at(begin, begin + 1, "'%' without a name after it");
+        if (end == begin + 1) return error_at(t, begin, begin + 1, LexError::PercentWithoutName);
         pos_ = end;
-        Token t = make(TokenKind::Name, begin, end);
+        set(t, TokenKind::Name, begin, end);
         t.text = t.text.substr(1);
-        return t;
     }
 
-    Token scan_word() {
+    void scan_word(Token& t) {
         size_t begin = pos_;
-        if (size_t end = scan_special_float(begin)) {
-            pos_ = end;
-            return make(TokenKind::Float, begin, end);
-        }
+        if (scan_entity(t)) return;
         size_t end = scan_ident_end(begin);
+        // Only words starting with I, N or s can be Inf, NaN or sNaN.
+        const char c = data_[begin];
+        if (c == 'I' || c == 'N' || c == 's') {
+            if (size_t float_end = scan_special_float(begin)) {
+                pos_ = float_end;
+                return set(t, TokenKind::Float, begin, float_end);
+            }
+        }
         pos_ = end;
-        Token t = make(TokenKind::Word, begin, end);
-        classify_entity(t);
-        return t;
+        set(t, TokenKind::Word, begin, end);
     }
 
-    static void classify_entity(Token& t) {
-        for (const EntityPrefix& p : kEntityPrefixes) {
-            if (!starts_with(t.text, p.prefix)) continue;
-            std::string_view digits = t.text.substr(p.prefix.size());
-            if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) continue;
-            uint64_t n = 0;
-            bool all_digits = true;
-            for (char d : digits) {
-                if (!is_digit(d)) {
-                    all_digits = false;
-                    break;
-                }
-                n = n > kMaxEntityNumber ? n : n * 10 + static_cast<uint64_t>(d - '0');
-            }
-            if (!all_digits) continue;
-            t.kind = p.kind;
-            t.number = n;
-            return;
+    // An entity word (v7, block3, ss0, fn1, sig2) at pos_, read in one pass
+    // with its number; false (and nothing consumed) if the word at pos_ is
+    // anything else.
+    bool scan_entity(Token& t) {
+        const size_t begin = pos_;
+        auto p = entity_prefix(std::string_view(data_ + begin, size_ - begin));
+        if (!p) return false;
+        size_t at = begin;
+        for (char pc : p->prefix) {
+            if (at == size_ || data_[at] != pc) return false;
+            ++at;
         }
+        const size_t digits = at;
+        uint32_t n = 0;
+        for (; at < size_ && is_digit(data_[at]); ++at) {
+            n = n > kMaxEntityNumber ? n : n * 10 + static_cast<uint32_t>(data_[at] - '0');
+        }
+        if (at == digits || (at - digits > 1 && data_[digits] == '0')) return false;
+        if (at < size_ && is_ident(data_[at])) return false;  // the word goes on: v1x
+        pos_ = at;
+        set(t, p->kind, begin, at);
+        t.number = n;
+        return true;
     }
 
     // Numbers: an optional sign, then digits, letters, '_' and '.'; a sign
     // right after the 'p' of a hex float belongs to its exponent.
-    Token scan_number() {
+    void scan_number(Token& t) {
         size_t begin = pos_;
         size_t at = begin;
-        if (src_[at] == '+' || src_[at] == '-') ++at;
+        if (data_[at] == '+' || data_[at] == '-') ++at;
         bool hex = looking_at(at, "0x") || looking_at(at, "0X");
         bool has_dot = false, has_p = false;
-        while (at < src_.size()) {
-            char c = src_[at];
+        while (at < size_) {
+            char c = data_[at];
             if (is_ident(c)) {
                 if (hex && (c == 'p' || c == 'P')) has_p = true;
                 ++at;
@@ -230,7 +245,7 @@ private:
                 ++at;
                 continue;
             }
-            char prev = src_[at - 1];
+            char prev = data_[at - 1];
             if ((c == '+' || c == '-') && hex && (prev == 'p' || prev == 'P')) {
                 ++at;
                 continue;
@@ -238,10 +253,12 @@ private:
             break;
         }
         pos_ = at;
-        return make(has_dot || has_p ? TokenKind::Float : TokenKind::Integer, begin, at);
+        set(t, has_dot || has_p ? TokenKind::Float : TokenKind::Integer, begin, at);
     }
 
     std::string_view src_;
+    const char* data_;
+    size_t size_;
     size_t pos_ = 0;
     size_t line_start_ = 0;
     uint32_t line_ = 1;
@@ -251,6 +268,21 @@ private:
 
 LexedText lex(std::string_view text) { return Lexer(text).run(); }
 
+const char* lex_error_message(LexError e) {
+    switch (e) {
+    case LexError::None: return "invalid input";
+    case LexError::NulByte: return "NUL byte";
+    case LexError::NulInComment: return "NUL byte in a comment";
+    case LexError::NonAscii: return "non-ASCII byte";
+    case LexError::UnexpectedChar: return "unexpected character";
+    case LexError::UnexpectedBang: return "unexpected character '!'";
+    case LexError::UnexpectedPlus: return "unexpected character '+'";
+    case LexError::UnexpectedMinus: return "unexpected character '-'";
+    case LexError::PercentWithoutName: return "'%' without a name after it";
+    }
+    return "invalid input";
+}
+
 std::string describe_token(const Token& t) {
     switch (t.kind) {
     case TokenKind::End: return "end of file";
@@ -258,7 +290,7 @@ std::string describe_token(const Token& t) {
         char buf[64];
         unsigned byte = t.text.empty() ? 0 : static_cast<unsigned char>(t.text[0]);
         std::snprintf(buf, sizeof buf, " (byte 0x%02x)", byte);
-        return std::string(t.error ? t.error : "invalid input") + buf;
+        return std::string(lex_error_message(t.error)) + buf;
     }
     case TokenKind::Name: return "'%" + std::string(t.text) + "'";
     default: return "'" + std::string(t.text) + "'";

@@ -38,20 +38,38 @@ enum class TokenKind : uint8_t {
     Comma, Equal, Colon, Dot, Arrow, EqEq, NotEq,
 };
 
+/// What is wrong with the bytes of an Error token.
+enum class LexError : uint8_t {
+    None,
+    NulByte,
+    NulInComment,
+    NonAscii,
+    UnexpectedChar,
+    UnexpectedBang,
+    UnexpectedPlus,
+    UnexpectedMinus,
+    PercentWithoutName,
+};
+
+/// "NUL byte", "unexpected character '!'", ...
+const char* lex_error_message(LexError e);
+
+/// One token. Kept to 32 bytes: a large file has millions of them, and they
+/// are all alive while its functions are parsed.
 struct Token {
+    std::string_view text;            // the source bytes of the token
+    uint32_t line = 0;                // 1-based
+    uint32_t col = 0;                 // 1-based, in bytes
+    uint32_t number = 0;              // entity number (saturates above kMaxEntityNumber)
     TokenKind kind = TokenKind::End;
-    std::string_view text;       // the source bytes of the token
-    uint32_t line = 0;           // 1-based
-    uint32_t col = 0;            // 1-based, in bytes
-    uint32_t offset = 0;         // byte offset in the source
-    uint64_t number = 0;         // entity number (saturates above kMaxEntityNumber)
-    const char* error = nullptr; // Error tokens: what is wrong with `text`
+    LexError error = LexError::None;  // Error tokens: what is wrong with `text`
 
     Location loc() const { return {line, col}; }
 };
+static_assert(sizeof(Token) <= 32);
 
 /// Entity numbers above this are reported as too large instead of parsed.
-inline constexpr uint64_t kMaxEntityNumber = 10'000'000;
+inline constexpr uint32_t kMaxEntityNumber = 10'000'000;
 
 struct LexedText {
     std::vector<Token> tokens;      // always ends with one End token
