@@ -7,13 +7,46 @@
 
 namespace heron {
 
-std::optional<Opcode> opcode_from_name(std::string_view name) {
-    // A linear scan over ~100 names is fast enough for the parser, and keeps
-    // the table the only source of names.
-    for (unsigned i = 0; i < kNumOpcodes; ++i) {
-        if (detail::kOpcodeInfo[i].name == name) return static_cast<Opcode>(i);
+namespace {
+
+// opcode_from_name runs once per parsed instruction, so it hashes instead of
+// scanning: an open-addressing table of opcode numbers, built at compile
+// time from the opcode table itself (which stays the only source of names).
+constexpr uint32_t name_hash(std::string_view s) {
+    uint32_t h = 2166136261u;  // FNV-1a
+    for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+    return h;
+}
+
+constexpr unsigned kOpcodeSlots = 512;  // a power of two, over 4x the opcodes
+constexpr uint8_t kNoOpcode = 0xff;
+static_assert(kNumOpcodes < kNoOpcode && kNumOpcodes * 4 <= kOpcodeSlots);
+
+struct OpcodeHashTable {
+    uint8_t slot[kOpcodeSlots];
+};
+
+constexpr OpcodeHashTable build_opcode_hash_table() {
+    OpcodeHashTable t{};
+    for (unsigned i = 0; i < kOpcodeSlots; ++i) t.slot[i] = kNoOpcode;
+    for (unsigned op = 0; op < kNumOpcodes; ++op) {
+        unsigned i = name_hash(detail::kOpcodeInfo[op].name) & (kOpcodeSlots - 1);
+        while (t.slot[i] != kNoOpcode) i = (i + 1) & (kOpcodeSlots - 1);
+        t.slot[i] = static_cast<uint8_t>(op);
     }
-    return std::nullopt;
+    return t;
+}
+
+constexpr OpcodeHashTable kOpcodeHash = build_opcode_hash_table();
+
+}  // namespace
+
+std::optional<Opcode> opcode_from_name(std::string_view name) {
+    for (unsigned i = name_hash(name) & (kOpcodeSlots - 1);; i = (i + 1) & (kOpcodeSlots - 1)) {
+        const uint8_t op = kOpcodeHash.slot[i];
+        if (op == kNoOpcode) return std::nullopt;
+        if (detail::kOpcodeInfo[op].name == name) return static_cast<Opcode>(op);
+    }
 }
 
 namespace {

@@ -213,16 +213,17 @@ struct FnDecl {
 class Parser {
 public:
     Parser(std::string_view src, Diagnostics& errors)
-        : src_(src), lexed_(lex(src)), toks_(lexed_.tokens), errors_(errors) {}
+        : src_(src), lexed_(lex(src)), toks_(lexed_.tokens.data()), errors_(errors) {}
 
     TestFile parse_file();
 
 private:
     // --- tokens ---------------------------------------------------------------------
     const Token& tok() const { return toks_[pos_]; }
-    const Token& peek_tok() const { return toks_[pos_ + 1 < toks_.size() ? pos_ + 1 : pos_]; }
+    // The token list ends with its only End token, where the parser stays.
+    const Token& peek_tok() const { return toks_[at(Tk::End) ? pos_ : pos_ + 1]; }
     void advance() {
-        if (pos_ + 1 < toks_.size()) ++pos_;
+        if (!at(Tk::End)) ++pos_;
     }
     bool at(Tk k) const { return tok().kind == k; }
     bool at_word(std::string_view w) const { return at(Tk::Word) && tok().text == w; }
@@ -273,7 +274,10 @@ private:
     void check_alias_cycles(std::vector<Diagnostic>& late);
 
     // --- operands ---------------------------------------------------------------------
-    bool check_entity_number(const Token& t, uint64_t max, std::string_view what);
+    bool check_entity_number(const Token& t, uint64_t max, std::string_view what) {
+        return t.number <= max || entity_number_too_large(t, what);
+    }
+    bool entity_number_too_large(const Token& t, std::string_view what);
     Value ensure_value(uint32_t n);
     Block ensure_block(uint32_t n);
     bool use_value(Value& out);
@@ -295,7 +299,7 @@ private:
 
     std::string_view src_;
     LexedText lexed_;
-    const std::vector<Token>& toks_;
+    const Token* toks_;  // lexed_.tokens
     size_t pos_ = 0;
     Diagnostics& errors_;
 
@@ -311,6 +315,10 @@ private:
     std::vector<PendingCtrl> pending_;
     std::vector<AliasDef> aliases_;
     std::vector<Type> scratch_types_;
+    // Reused by every instruction, so that parsing one allocates nothing
+    // once they have grown: result tokens, operand lists, branch arguments.
+    std::vector<const Token*> result_toks_;
+    std::vector<Value> scratch_vals_, scratch_args_;
 };
 
 // --- file level -----------------------------------------------------------------------
@@ -350,7 +358,7 @@ void Parser::skip_to_next_function(size_t failed_at) {
 }
 
 std::string_view Parser::rest_of_line(const Token& t) const {
-    size_t begin = t.offset + t.text.size();
+    size_t begin = static_cast<size_t>(t.text.data() - src_.data()) + t.text.size();
     size_t end = begin;
     while (end < src_.size() && src_[end] != '\n' && src_[end] != ';') ++end;
     return trim(src_.substr(begin, end - begin));
@@ -543,8 +551,7 @@ bool Parser::parse_preamble() {
     return materialize_fn_decls();
 }
 
-bool Parser::check_entity_number(const Token& t, uint64_t max, std::string_view what) {
-    if (t.number <= max) return true;
+bool Parser::entity_number_too_large(const Token& t, std::string_view what) {
     return fail(t.loc(), std::string(what) + " number too large: " + std::string(t.text));
 }
 
@@ -692,14 +699,16 @@ bool Parser::parse_body() {
 Value Parser::ensure_value(uint32_t n) {
     auto& dfg = f_->dfg;
     while (dfg.num_values() <= n) dfg.make_value_placeholder(Type());
-    if (value_defined_.size() < dfg.num_values()) value_defined_.resize(dfg.num_values());
+    // Grown geometrically, as values mostly come one at a time. Entries past
+    // the last value stay 0 and are never read.
+    if (value_defined_.size() <= n) value_defined_.resize(std::max<size_t>(n + 1, value_defined_.size() * 2));
     return Value(n);
 }
 
 Block Parser::ensure_block(uint32_t n) {
     auto& dfg = f_->dfg;
     while (dfg.num_blocks() <= n) dfg.make_block();
-    if (block_defined_.size() < dfg.num_blocks()) block_defined_.resize(dfg.num_blocks());
+    if (block_defined_.size() <= n) block_defined_.resize(std::max<size_t>(n + 1, block_defined_.size() * 2));
     return Block(n);
 }
 
@@ -747,7 +756,8 @@ bool Parser::parse_block_header(std::optional<Block>& cur) {
 // `[vA, vB =] opcode[.T] operands` or the alias line `vA -> vB`.
 bool Parser::parse_instruction(Block block) {
     uint32_t line = tok().line;
-    std::vector<const Token*> results;
+    std::vector<const Token*>& results = result_toks_;
+    results.clear();
     if (at(Tk::Value)) {
         if (peek_tok().kind == Tk::Arrow) return parse_alias();
         for (;;) {
@@ -766,7 +776,7 @@ bool Parser::parse_instruction(Block block) {
     if (!op) return fail(op_tok.loc(), unknown_opcode_message(op_tok.text));
     advance();
     const OpcodeInfo& info = opcode_info(*op);
-    std::string name(info.name);
+    const std::string_view name = info.name;
 
     Type written;
     Location suffix_loc = op_tok.loc();
@@ -774,9 +784,12 @@ bool Parser::parse_instruction(Block block) {
         advance();
         suffix_loc = tok().loc();
         if (!parse_type(written)) return false;
-        if (info.ctrl == CtrlSource::None) return fail(suffix_loc, "opcode " + name + " does not take a type suffix");
+        if (info.ctrl == CtrlSource::None) {
+            return fail(suffix_loc, "opcode " + std::string(name) + " does not take a type suffix");
+        }
     } else if (info.ctrl == CtrlSource::Result) {
-        return fail(op_tok.loc(), "opcode " + name + " needs a type suffix (e.g. " + name + ".i32)");
+        const std::string n(name);
+        return fail(op_tok.loc(), "opcode " + n + " needs a type suffix (e.g. " + n + ".i32)");
     }
 
     InstructionData d;
@@ -979,7 +992,8 @@ bool Parser::parse_branch_table(InstructionData& d) {
 bool Parser::parse_block_call(BlockCall& out) {
     Block b;
     if (!use_block(b)) return false;
-    std::vector<Value> args;
+    std::vector<Value>& args = scratch_args_;
+    args.clear();
     if (at(Tk::LParen) && on_same_line() && !parse_value_list_in_parens(args)) return false;
     out = f_->dfg.block_call(b, args);
     return true;
@@ -1071,7 +1085,8 @@ bool Parser::parse_float_imm(uint64_t& out, Type t) {
 
 bool Parser::parse_operands(InstructionData& d) {
     auto& dfg = f_->dfg;
-    std::vector<Value> vals;
+    std::vector<Value>& vals = scratch_vals_;
+    vals.clear();
     switch (d.format()) {
     case InstructionFormat::NullAry: return true;
     case InstructionFormat::UnaryImm: return parse_int_imm(d.imm, d.type);
