@@ -103,12 +103,6 @@ void DataFlowGraph::attach_result(Inst inst, Value v) {
     rl.push(v, value_lists);
 }
 
-std::span<const Value> DataFlowGraph::inst_results(Inst inst) const {
-    const ValueList& rl = results_[inst];
-    if (rl.empty()) return {};
-    return {rl.raw(value_lists), rl.size(value_lists)};
-}
-
 Value DataFlowGraph::first_result(Inst inst) const {
     const ValueList& rl = results_[inst];
     HERON_ASSERT(!rl.empty() && "instruction has no results");
@@ -164,11 +158,6 @@ std::span<BlockCall> DataFlowGraph::branch_destinations_mut(Inst inst) {
         return jump_tables[d.jump_table()].all;
     default: return {};
     }
-}
-
-ValueDef DataFlowGraph::value_def(Value v) const {
-    const ValueData& vd = values_[v];
-    return ValueDef{vd.kind, vd.owner, vd.num};
 }
 
 Value DataFlowGraph::resolve_aliases(Value v) const {

@@ -56,7 +56,11 @@ public:
     /// The result types `inst` would get; empty span for calls to an
     /// invalid reference.
     void result_types(Inst inst, Type ctrl, std::vector<Type>& out) const;
-    std::span<const Value> inst_results(Inst inst) const;
+    std::span<const Value> inst_results(Inst inst) const {
+        const ValueList& rl = results_[inst];
+        if (rl.empty()) return {};
+        return {rl.raw(value_lists), rl.size(value_lists)};
+    }
     Value first_result(Inst inst) const;
     bool has_results(Inst inst) const { return !results_[inst].empty(); }
     /// Drops the result list (the values stay defined but orphaned).
@@ -97,7 +101,10 @@ public:
     bool value_is_valid(Value v) const { return values_.is_valid(v); }
     Type value_type(Value v) const { return values_[v].type; }
     void set_value_type(Value v, Type t) { values_[v].type = t; }
-    ValueDef value_def(Value v) const;
+    ValueDef value_def(Value v) const {
+        const ValueData& vd = values_[v];
+        return ValueDef{vd.kind, vd.owner, vd.num};
+    }
     /// Follows alias chains to the real value.
     Value resolve_aliases(Value v) const;
     /// Makes `dest` an alias of `src` (dest's old definition is forgotten).

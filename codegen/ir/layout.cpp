@@ -174,11 +174,4 @@ void Layout::assign_inst_seq(Inst i) {
     }
 }
 
-bool Layout::inst_before(Inst a, Inst b) const {
-    const InstNode& na = insts_[a];
-    const InstNode& nb = insts_[b];
-    if (na.block == nb.block) return na.seq < nb.seq;
-    return blocks_[*na.block].seq < blocks_[*nb.block].seq;
-}
-
 }  // namespace heron

@@ -43,7 +43,12 @@ public:
 
     /// True if `a` comes strictly before `b` in program order. Both must be
     /// inserted.
-    bool inst_before(Inst a, Inst b) const;
+    bool inst_before(Inst a, Inst b) const {
+        const InstNode& na = insts_[a];
+        const InstNode& nb = insts_[b];
+        if (na.block == nb.block) return na.seq < nb.seq;
+        return blocks_[*na.block].seq < blocks_[*nb.block].seq;
+    }
     bool block_before(Block a, Block b) const { return blocks_[a].seq < blocks_[b].seq; }
 
     // --- iteration ----------------------------------------------------------

@@ -151,7 +151,11 @@ private:
 
     // --- helpers ----------------------------------------------------------------------
     /// The type of `v` after resolving aliases; invalid when `v` is dangling.
-    Type type_of(Value v) const;
+    Type type_of(Value v) const {
+        if (!v.is_valid() || !dfg_.value_is_valid(v)) return Type();
+        const Value r = resolved_[v.index()];
+        return r.is_valid() ? dfg_.value_type(r) : Type();
+    }
     Type ctrl_type(Inst inst) const;
     std::string name(Inst inst) const { return std::string(opcode_name(dfg_[inst].opcode)); }
     /// Reports operand `i` of `inst` unless its type is unknown or in `allowed`.
@@ -171,6 +175,7 @@ private:
     DominatorTree domtree_;
     std::optional<Block> entry_;
     std::vector<Value> resolved_;  // by value: alias target, or reserved for a cycle
+    std::vector<uint32_t> def_block_;  // by resolved value: 1 + its block, once a use found it sound
     std::vector<uint8_t> alias_state_;
     std::vector<Value> alias_path_;
     std::vector<uint8_t> block_seen_;
@@ -274,6 +279,7 @@ void Verifier::resolve_aliases() {
     enum : uint8_t { kNew, kOnPath, kDone };
     const uint32_t n = dfg_.num_values();
     resolved_.assign(n, Value());
+    def_block_.assign(n, 0);
     alias_state_.assign(n, kNew);
     for (uint32_t i = 0; i < n; ++i) {
         if (alias_state_[i] == kDone) continue;
@@ -425,43 +431,64 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
     auto shown = [&] { return v == r ? v.to_string() : v.to_string() + " (an alias of " + r.to_string() + ")"; };
     const ValueDef def = dfg_.value_def(r);
     std::optional<Block> def_block;
-    switch (def.kind) {
-    case ValueDef::Kind::Alias: break;  // a placeholder that was never attached
-    case ValueDef::Kind::Result: {
-        if (!dfg_.inst_is_valid(def.inst())) break;
-        auto results = dfg_.inst_results(def.inst());
-        if (def.num >= results.size() || results[def.num] != r) break;
-        // A use by its own definition is a dominance error, and like the
-        // others not checked in unreachable code (which the SSA builder
-        // can leave that way when it removes a trivial parameter there).
-        if (def.inst() == inst && domtree_.is_reachable(b)) {
+    if (const uint32_t known = def_block_[r.index()]) {
+        // An earlier use found r's definition valid and laid out.
+        if (def.kind == ValueDef::Kind::Result && def.inst() == inst && domtree_.is_reachable(b)) {
             inst_error(inst, shown() + " is used by the instruction that defines it");
             return;
         }
-        def_block = layout_.inst_block(def.inst());
+        def_block = Block(known - 1);
+    } else {
+        switch (def.kind) {
+        case ValueDef::Kind::Alias: break;  // a placeholder that was never attached
+        case ValueDef::Kind::Result: {
+            if (!dfg_.inst_is_valid(def.inst())) break;
+            auto results = dfg_.inst_results(def.inst());
+            if (def.num >= results.size() || results[def.num] != r) break;
+            // A use by its own definition is a dominance error, and like the
+            // others not checked in unreachable code (which the SSA builder
+            // can leave that way when it removes a trivial parameter there).
+            if (def.inst() == inst && domtree_.is_reachable(b)) {
+                inst_error(inst, shown() + " is used by the instruction that defines it");
+                return;
+            }
+            def_block = layout_.inst_block(def.inst());
+            if (!def_block) {
+                inst_error(inst,
+                           shown() + " is defined by " + def.inst().to_string() + ", which is not in the layout");
+                return;
+            }
+            break;
+        }
+        case ValueDef::Kind::Param: {
+            if (!dfg_.block_is_valid(def.block())) break;
+            auto params = dfg_.block_params(def.block());
+            if (def.num >= params.size() || params[def.num] != r) break;
+            if (!layout_.is_block_inserted(def.block())) {
+                inst_error(inst, shown() + " is a parameter of " + def.block().to_string() +
+                                     ", which is not in the layout");
+                return;
+            }
+            def_block = def.block();
+            break;
+        }
+        }
         if (!def_block) {
-            inst_error(inst, shown() + " is defined by " + def.inst().to_string() + ", which is not in the layout");
+            inst_error(inst, shown() + " is used but never defined");
             return;
         }
-        break;
+        def_block_[r.index()] = def_block->index() + 1;
     }
-    case ValueDef::Kind::Param: {
-        if (!dfg_.block_is_valid(def.block())) break;
-        auto params = dfg_.block_params(def.block());
-        if (def.num >= params.size() || params[def.num] != r) break;
-        if (!layout_.is_block_inserted(def.block())) {
-            inst_error(inst, shown() + " is a parameter of " + def.block().to_string() + ", which is not in the layout");
-            return;
-        }
-        def_block = def.block();
-        break;
-    }
-    }
-    if (!def_block) {
-        inst_error(inst, shown() + " is used but never defined");
+    if (!domtree_.is_reachable(b)) return;
+    // DominatorTree::dominates(def, inst, layout) with both blocks known:
+    // `inst` is laid out in `b` (verify_block checked) and is not the
+    // defining instruction (checked above).
+    const bool same_block = *def_block == b;
+    if (def.kind == ValueDef::Kind::Result && same_block) {
+        if (layout_.inst_before(def.inst(), inst)) return;
+    } else if (same_block || domtree_.dominates(*def_block, b)) {
         return;
     }
-    if (!domtree_.is_reachable(b) || domtree_.dominates(def, inst, layout_)) return;
     inst_error(inst, v.to_string() + " used in " + b.to_string() + " is not dominated by its definition in " +
                          def_block->to_string());
 }
@@ -821,11 +848,6 @@ void Verifier::verify_return(Inst inst) {
 
 // --- helpers ------------------------------------------------------------------------------------
 
-Type Verifier::type_of(Value v) const {
-    if (!v.is_valid() || !dfg_.value_is_valid(v)) return Type();
-    const Value r = resolved_[v.index()];
-    return r.is_valid() ? dfg_.value_type(r) : Type();
-}
 
 // As DataFlowGraph::ctrl_typevar, but through aliases (the parser leaves an
 // alias's own type unset) and with the constants' fixed types.
