@@ -49,6 +49,32 @@ std::optional<SigRef> DataFlowGraph::call_signature(Inst inst) const {
     }
 }
 
+namespace {
+
+/// The result types of an opcode with a fixed result count (not a call).
+unsigned fixed_result_types(const OpcodeInfo& info, Type ctrl, Type out[2]) {
+    if (info.results == 0) return 0;
+    switch (info.typing) {
+    case Typing::IntCmp:
+    case Typing::FloatCmp:
+        out[0] = types::I8;
+        return 1;
+    case Typing::IntOverflow:
+    case Typing::IntCarry:
+        out[0] = ctrl;
+        out[1] = types::I8;
+        return 2;
+    case Typing::Address:
+        out[0] = ctrl.is_valid() ? ctrl : types::POINTER;
+        return 1;
+    default:
+        out[0] = ctrl;
+        return 1;
+    }
+}
+
+}  // namespace
+
 void DataFlowGraph::result_types(Inst inst, Type ctrl, std::vector<Type>& out) const {
     out.clear();
     const InstructionData& d = insts_[inst];
@@ -59,27 +85,19 @@ void DataFlowGraph::result_types(Inst inst, Type ctrl, std::vector<Type>& out) c
         for (const AbiParam& p : signatures[*sig].returns) out.push_back(p.type);
         return;
     }
-    if (info.results == 0) return;
-    switch (info.typing) {
-    case Typing::IntCmp:
-    case Typing::FloatCmp:
-        out.push_back(types::I8);
-        return;
-    case Typing::IntOverflow:
-    case Typing::IntCarry:
-        out.push_back(ctrl);
-        out.push_back(types::I8);
-        return;
-    case Typing::Address:
-        out.push_back(ctrl.is_valid() ? ctrl : types::POINTER);
-        return;
-    default:
-        out.push_back(ctrl);
-        return;
-    }
+    Type fixed[2];
+    out.assign(fixed, fixed + fixed_result_types(info, ctrl, fixed));
 }
 
 uint32_t DataFlowGraph::make_inst_results(Inst inst, Type ctrl) {
+    const OpcodeInfo& info = opcode_info(insts_[inst].opcode);
+    if (info.results != kVarResults) {
+        // Every builder call comes here: no vector for one or two types.
+        Type fixed[2];
+        const unsigned n = fixed_result_types(info, ctrl, fixed);
+        for (unsigned i = 0; i < n; ++i) append_result(inst, fixed[i]);
+        return n;
+    }
     thread_local std::vector<Type> tys;
     result_types(inst, ctrl, tys);
     for (Type t : tys) append_result(inst, t);

@@ -101,13 +101,16 @@ void Layout::append_inst(Inst i, Block b) {
     n.block = b;
     n.prev = bn.last;
     n.next = {};
+    // Appending never needs renumbering: one stride after the last.
     if (bn.last) {
-        insts_[*bn.last].next = i;
+        InstNode& last = insts_[*bn.last];
+        last.next = i;
+        n.seq = last.seq + kStride;
     } else {
         bn.first = i;
+        n.seq = kStride;
     }
     bn.last = i;
-    assign_inst_seq(i);
 }
 
 void Layout::insert_inst(Inst i, Inst before) {
