@@ -5,6 +5,8 @@
 // for bit (the generator canonicalizes arithmetic NaNs). Half of the inputs
 // may contain loops whose exit depends on data: the interpreter runs first
 // with fuel, and a pair that runs out is skipped before the JIT sees it.
+// Then the same pairs run on the JIT after the optimizer (loop-form, licm),
+// against the interpreter again: unoptimized vs optimized.
 //
 // The first input byte picks the generator's features and sizes, the rest
 // drives its choices, so the fuzzer can explore small feature subsets
@@ -13,8 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 #include "codegen/ir/printer.h"
+#include "codegen/opt/pass_manager.h"
 #include "codegen/verifier/verifier.h"
 #include "fuzz/gen/diff.h"
 #include "fuzz/gen/generator.h"
@@ -47,6 +51,42 @@ std::string module_text(const Module& m) {
     return text;
 }
 
+/// The JIT after the optimizer: each function is copied, run through
+/// kPipeline (verified after every pass that changes it) and compiled.
+class OptimizedJitEngine : public Engine {
+public:
+    static constexpr const char* kPipeline = "loop-form,licm";
+
+    std::string name() const override { return "jit-opt"; }
+    bool load(const Module& m, std::string& error) override {
+        optimized_.functions.clear();
+        copies_.clear();
+        for (const auto& f : m.functions) {
+            auto copy = std::make_unique<Function>(*f);
+            PassManager pm;
+            if (auto e = pm.add_pipeline(kPipeline)) {
+                error = *e;
+                return false;
+            }
+            if (auto e = pm.run(*copy)) {
+                error = "%" + f->name.name + ": " + *e;
+                return false;
+            }
+            copies_[f.get()] = copy.get();
+            optimized_.functions.push_back(std::move(copy));
+        }
+        return jit_.load(optimized_, error);
+    }
+    InterpOutcome call(const Function& func, std::span<const DataValue> args) override {
+        return jit_.call(*copies_.at(&func), args);
+    }
+
+private:
+    Module optimized_;
+    std::unordered_map<const Function*, const Function*> copies_;
+    JitEngine jit_;
+};
+
 [[noreturn]] void fail(const char* what, const Module& m, const std::string& detail) {
     std::fprintf(stderr, "fuzz_diff: %s\n%s\n--- module ---\n%s\n", what, detail.c_str(), module_text(m).c_str());
     std::abort();
@@ -74,5 +114,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static JitEngine jit;
     DiffResult r = run_differential(m, interp, jit);
     if (!r.ok()) fail("interpreter and JIT disagree", m, r.summary());
+    // Unoptimized vs optimized: the interpreter (with fuel) stands for the
+    // unoptimized code, which the JIT just matched.
+    static OptimizedJitEngine opt_jit;
+    DiffResult o = run_differential(m, interp, opt_jit);
+    if (!o.ok()) fail("interpreter and optimized JIT disagree", m, o.summary());
     return 0;
 }
