@@ -132,6 +132,9 @@ public:
     /// innermost loop is `l` (in reverse postorder, the header first), then
     /// those of each nested loop in loop-tree preorder.
     std::span<const Block> blocks(Loop l) const;
+    /// The blocks whose innermost loop is `l`, in reverse postorder (the
+    /// header first): the first part of blocks(l).
+    std::span<const Block> own_blocks(Loop l) const { return row(block_begin_, blocks_, l); }
 
     // --- edges ---------------------------------------------------------------------
     /// Sources of the back edges of `l`, in CFG predecessor order.

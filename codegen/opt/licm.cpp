@@ -4,7 +4,6 @@
 // its users see it as outside).
 #include "codegen/opt/licm.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "codegen/opt/effects.h"
@@ -27,9 +26,7 @@ bool defined_outside(const Function& func, const LoopAnalysis& loops, Loop l, Va
 uint32_t hoist_loop_invariants(Function& func, PassContext& ctx) {
     const LoopAnalysis* loops = ctx.loops();
     if (!loops) return 0;
-    const DominatorTree& dt = ctx.domtree();
     uint32_t moved = 0;
-    std::vector<Block> blocks;
     std::vector<Inst> insts;
     for (uint32_t li = loops->num_loops(); li-- > 0;) {
         const Loop l(li);
@@ -37,11 +34,12 @@ uint32_t hoist_loop_invariants(Function& func, PassContext& ctx) {
         if (!pre) continue;
         const Inst pre_term = *func.layout.last_inst(*pre);
         if (func.dfg[pre_term].opcode != Opcode::Jump) continue;
-        auto span = loops->blocks(l);
-        blocks.assign(span.begin(), span.end());
-        std::sort(blocks.begin(), blocks.end(),
-                  [&](Block a, Block b) { return dt.rpo_number(a) < dt.rpo_number(b); });
-        for (Block b : blocks) {
+        // Only the loop's own blocks: whatever an inner loop could lose
+        // already sits in that loop's preheader, one of these blocks, and
+        // the rest depends on the inner loop. So each instruction is looked
+        // at by its innermost loop and by the loops it is hoisted into,
+        // never by every enclosing loop.
+        for (Block b : loops->own_blocks(l)) {
             insts.clear();
             for (Inst i : func.layout.block_insts(b)) insts.push_back(i);
             for (Inst i : insts) {

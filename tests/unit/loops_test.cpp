@@ -269,6 +269,12 @@ TEST(LoopAnalysisTest, RandomGraphsMatchTheDefinitions) {
                 EXPECT_EQ(e.inst, *f.layout.last_inst(e.from));
             }
             for (uint32_t b = 0; b < n; ++b) EXPECT_EQ(a.loops.contains(*l, blocks[b]), body.count(b) > 0);
+            std::set<uint32_t> own;
+            for (uint32_t b = 0; b < n; ++b) {
+                if (a.loops.innermost_loop(blocks[b]) == l) own.insert(b);
+            }
+            EXPECT_EQ(index_set(a.loops.own_blocks(*l)), own);
+            EXPECT_EQ(a.loops.own_blocks(*l)[0], blocks[h]);
         }
         // Depth per block: how many natural loops contain it.
         for (uint32_t b = 0; b < n; ++b) {
