@@ -32,11 +32,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # Left out under ASan: the tests whose sheer size is their point (million-
 # block and million-instruction functions, some with time bounds measured
 # without sanitizers); the everyday gcc build (`make test`) runs them.
-# Also left out: one x86-64 lowering golden test whose expected virtual
-# register numbers follow GCC's right-to-left evaluation of function
-# arguments (lower.cpp passes two lazily numbering use() calls as arguments
-# of one call); clang numbers them the other way round.
-slow='Million|X64LoweringTest.InstructionsComeOutInProgramOrderWithArgsBeforeStackLoads'
+slow='Million'
 (cd "$build" && ctest -j"${JOBS:-2}" --output-on-failure --timeout 600 -E "$slow")
 stamp "tests passed"
 

@@ -125,7 +125,7 @@ private:
     VReg vreg_of(Value v) {
         v = dfg_.resolve_aliases(v);
         VReg& r = value_vreg_[v];
-        if (!r.is_valid()) r = VReg(next_vreg_++, class_of(dfg_.value_type(v)));
+        if (!r.is_valid()) r = VReg(v.index(), class_of(dfg_.value_type(v)));
         return r;
     }
     VReg use(Value v) {
@@ -483,6 +483,9 @@ Cond Lowerer::lower_condition(Value c) {
 
 std::string Lowerer::run() {
     out_.clear();
+    // Values take the vreg of their own number, temporaries the numbers
+    // after them, whatever order the compiler evaluates call arguments in.
+    next_vreg_ = dfg_.num_values();
     Block entry = *f_.layout.entry_block();
     compute_order();
     for (Block b : rpo_) {

@@ -123,7 +123,7 @@ private:
     VReg vreg_of(Value v) { return vreg_of_resolved(dfg_.resolve_aliases(v)); }
     VReg vreg_of_resolved(Value v) {
         VReg& r = value_vreg_[v];
-        if (!r.is_valid()) r = VReg(next_vreg_++, class_of(dfg_.value_type(v)));
+        if (!r.is_valid()) r = VReg(v.index(), class_of(dfg_.value_type(v)));
         return r;
     }
     /// The vreg of `v`, and `v` is needed (its definition must be emitted).
@@ -555,7 +555,11 @@ std::string Lowerer::run() {
     out_.clear();
     Block entry = *f_.layout.entry_block();
     compute_order();
+    // Values take the vreg of their own number, temporaries the numbers
+    // after them: the numbering cannot depend on the order in which the
+    // compiler evaluates the arguments of a call like alu(use(x), use(y)).
     value_vreg_.resize(dfg_.num_values());
+    next_vreg_ = dfg_.num_values();
     needed_.resize(dfg_.num_values());
     folded_.resize(dfg_.num_insts());
     // Returns read the hidden return-area pointer, which the entry block
@@ -1248,10 +1252,12 @@ void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
     case Opcode::Bxor: falu(FAluOp::Xor, size, use(d.args[0]), use(d.args[1]), out); return;
     case Opcode::Fcopysign: {
         uint64_t sign = size == 4 ? 0x80000000ull : 0x8000000000000000ull;
-        VReg mag = falu(FAluOp::And, size, use(d.args[0]), fconst_bits(~sign & t.mask(), size, temp(RegClass::Float)),
-                        temp(RegClass::Float));
-        VReg sgn = falu(FAluOp::And, size, use(d.args[1]), fconst_bits(sign, size, temp(RegClass::Float)),
-                        temp(RegClass::Float));
+        // One temporary per statement: the vreg numbers must not depend on
+        // the order the compiler evaluates call arguments in.
+        VReg mag_mask = fconst_bits(~sign & t.mask(), size, temp(RegClass::Float));
+        VReg mag = falu(FAluOp::And, size, use(d.args[0]), mag_mask, temp(RegClass::Float));
+        VReg sgn_mask = fconst_bits(sign, size, temp(RegClass::Float));
+        VReg sgn = falu(FAluOp::And, size, use(d.args[1]), sgn_mask, temp(RegClass::Float));
         falu(FAluOp::Or, size, mag, sgn, out);
         return;
     }
