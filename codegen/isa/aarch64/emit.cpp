@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "codegen/isa/asmjit_common.h"
+
 namespace heron::aarch64 {
 
 namespace a64 = asmjit::a64;
@@ -30,34 +32,15 @@ namespace {
 
 constexpr uint8_t kIp0 = regs::X16, kIp1 = regs::X17;
 
-struct ErrorRecorder : asmjit::ErrorHandler {
-    std::string first;
-    void handleError(asmjit::Error, const char* message, asmjit::BaseEmitter*) override {
-        if (first.empty()) first = message;
-    }
-};
-
 a64::Gp gp(uint8_t hw, unsigned size) { return size == 8 ? a64::Gp(a64::x(hw)) : a64::Gp(a64::w(hw)); }
 a64::Vec fp(uint8_t hw, unsigned size) { return size == 8 ? a64::Vec(a64::d(hw)) : a64::Vec(a64::s(hw)); }
 asmjit::arm::CondCode cc_of(Cond c) { return static_cast<asmjit::arm::CondCode>(static_cast<uint8_t>(c) + 2); }
 Imm cc_imm(Cond c) { return Imm(static_cast<uint32_t>(cc_of(c))); }
 
-uint64_t float_bits_of(double v, unsigned size) {
-    if (size == 4) {
-        float f = static_cast<float>(v);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        return b;
-    }
-    uint64_t b;
-    std::memcpy(&b, &v, 8);
-    return b;
-}
-
-class Emitter {
+class Emitter : isa::EmitterBase {
 public:
     Emitter(const Function& f, const VCode& vc, const ra::Output& al, CompiledCode& out)
-        : f_(f), vc_(vc), al_(al), out_(out) {}
+        : EmitterBase(out), f_(f), vc_(vc), al_(al) {}
 
     std::string run();
 
@@ -72,20 +55,6 @@ private:
     void pop_frame();
     void emit_edit(const ra::Edit& e);
     void emit_inst(uint32_t i, uint32_t next_block);
-    void record_trap(TrapCode code, uint32_t ir_inst) {
-        out_.trap_sites.push_back({static_cast<uint32_t>(a_.offset()), code, ir_inst});
-    }
-    Label trap_label(uint8_t code, uint32_t ir_inst) {
-        Label l = a_.newLabel();
-        stubs_.push_back({l, code, ir_inst});
-        return l;
-    }
-    Label symbol_slot(uint32_t sym) {
-        auto& l = symbol_slots_[sym];
-        if (!l.isValid()) l = a_.newLabel();
-        return l;
-    }
-
     /// movz/movn + movk: the shortest of the two for `v`.
     void mov_imm(a64::Gp d, uint64_t v);
     /// d = base + off (d may be x17; base may be sp).
@@ -120,21 +89,9 @@ private:
     const Function& f_;
     const VCode& vc_;
     const ra::Output& al_;
-    CompiledCode& out_;
 
-    asmjit::CodeHolder code_;
     a64::Assembler a_;
-    ErrorRecorder errors_;
-    std::vector<Label> block_labels_;
     std::vector<uint32_t> forward_;
-    struct Stub {
-        Label label;
-        uint8_t code;
-        uint32_t ir_inst;
-    };
-    std::vector<Stub> stubs_;
-    std::vector<Label> symbol_slots_;
-    std::vector<Label> table_labels_;
 
     std::vector<uint8_t> saved_gprs_, saved_fprs_;
     uint32_t frame_size_ = 0;  // bytes below the callee-saved registers
@@ -243,16 +200,8 @@ void Emitter::layout_frame() {
     for (uint8_t r = 8; r < 16; ++r) {
         if (used[1][r]) saved_fprs_.push_back(r);
     }
-    uint32_t off = vc_.outgoing_args_size;
-    spill_base_ = off;
-    off += 8 * al_.num_spill_slots;
-    for (StackSlot ss : f_.stack_slots.keys()) {
-        const StackSlotData& sd = f_.stack_slots[ss];
-        uint32_t align = std::max<uint32_t>(8, sd.align);
-        off = (off + align - 1) / align * align;
-        slot_offset_.push_back(off);
-        off += sd.size;
-    }
+    spill_base_ = vc_.outgoing_args_size;
+    uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
     frame_size_ = (off + 15) / 16 * 16;
     uint32_t pushed = 16 + 16 * static_cast<uint32_t>((saved_gprs_.size() + 1) / 2 + (saved_fprs_.size() + 1) / 2);
     out_.frame_size = frame_size_ + pushed;
@@ -832,72 +781,24 @@ void Emitter::find_forwarded_blocks() {
 }
 
 std::string Emitter::run() {
-    code_.init(asmjit::Environment(asmjit::Arch::kAArch64));
-    code_.setErrorHandler(&errors_);
-    code_.attach(&a_);
+    begin(asmjit::Arch::kAArch64, a_, vc_);
     layout_frame();
     uint32_t nb = rf().num_blocks();
-    for (uint32_t b = 0; b < nb; ++b) block_labels_.push_back(a_.newLabel());
-    symbol_slots_.resize(vc_.symbols.size());
-    table_labels_.resize(vc_.jump_tables.size());
 
     find_forwarded_blocks();
     prologue();
-    size_t e = 0;
-    const auto& edits = al_.edits;
+    size_t edit = 0;
     for (uint32_t b = 0; b < nb; ++b) {
         if (final_block(b) != b) continue;
         uint32_t next = b + 1;
         while (next < nb && final_block(next) != next) ++next;
         a_.bind(block_labels_[b]);
-        if (vc_.block_ir[b] != ~0u) {
-            out_.labels.push_back({static_cast<uint32_t>(a_.offset()), "block" + std::to_string(vc_.block_ir[b])});
-        }
-        for (uint32_t i = rf().block_insts_begin[b]; i < rf().block_insts_begin[b + 1]; ++i) {
-            while (e < edits.size() && edits[e].point.bits < ra::ProgPoint::before(i).bits) ++e;
-            while (e < edits.size() && edits[e].point == ra::ProgPoint::before(i)) emit_edit(edits[e++]);
-            if (vc_.insts[i].ir_inst != ~0u &&
-                (out_.ir_insts.empty() || out_.ir_insts.back().second != vc_.insts[i].ir_inst)) {
-                out_.ir_insts.push_back({static_cast<uint32_t>(a_.offset()), vc_.insts[i].ir_inst});
-            }
-            emit_inst(i, next);
-            while (e < edits.size() && edits[e].point == ra::ProgPoint::after(i)) emit_edit(edits[e++]);
-        }
+        emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); }, [&](const ra::Edit& e) { emit_edit(e); });
     }
-    for (const Stub& s : stubs_) {
-        a_.bind(s.label);
-        record_trap(TrapCode{s.code}, s.ir_inst);
-        a_.udf(0);
-    }
-    // Jump tables: 32-bit offsets of each target from the table's start,
-    // the non-default targets first, then the default.
-    for (size_t t = 0; t < vc_.jump_tables.size(); ++t) {
-        if (!table_labels_[t].isValid()) continue;
-        a_.align(asmjit::AlignMode::kData, 4);
-        a_.bind(table_labels_[t]);
-        const std::vector<uint32_t>& targets = vc_.jump_tables[t];
-        for (size_t k = 1; k < targets.size(); ++k) a_.embedLabelDelta(label_of(targets[k]), table_labels_[t], 4);
-        a_.embedLabelDelta(label_of(targets[0]), table_labels_[t], 4);
-    }
-    bool any_slot = std::any_of(symbol_slots_.begin(), symbol_slots_.end(), [](const Label& l) { return l.isValid(); });
-    if (any_slot) a_.align(asmjit::AlignMode::kData, 8);
-    for (size_t s = 0; s < symbol_slots_.size(); ++s) {
-        if (!symbol_slots_[s].isValid()) continue;
-        a_.bind(symbol_slots_[s]);
-        out_.relocations.push_back({static_cast<uint32_t>(a_.offset()), vc_.symbols[s], 0});
-        a_.embedUInt64(0);
-    }
-    if (!errors_.first.empty()) return "aarch64 emission failed: " + errors_.first;
-    code_.flatten();
-    code_.resolveUnresolvedLinks();
-    size_t size = code_.codeSize();
-    out_.bytes.resize(size);
-    code_.relocateToBase(0);
-    code_.copyFlattenedData(out_.bytes.data(), size);
-    if (!errors_.first.empty()) return "aarch64 emission failed: " + errors_.first;
-    std::sort(out_.trap_sites.begin(), out_.trap_sites.end(),
-              [](const CodeTrapSite& a, const CodeTrapSite& b) { return a.offset < b.offset; });
-    return {};
+    emit_trap_stubs([&] { a_.udf(0); });
+    emit_jump_tables(vc_.jump_tables, [&](uint32_t b) { return label_of(b); });
+    emit_symbol_slots(vc_.symbols, /*align_always=*/false);
+    return finish("aarch64");
 }
 
 }  // namespace

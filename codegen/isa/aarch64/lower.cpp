@@ -1,7 +1,7 @@
 // IR -> AArch64 VCode. See lower.h for the shape of the result.
 //
-// Block order: reverse postorder of the reachable blocks, with an edge block
-// right after its predecessor for every critical edge. Narrow integers
+// Block order: codegen/machinst/block_order.h (reverse postorder, critical
+// edges split). Narrow integers
 // follow ir-reference.md 1.3: results may carry garbage above their width;
 // an op whose result depends on those bits extends its inputs first (to 32
 // bits with uxt*/sxt*, or it uses an extended-register compare).
@@ -25,7 +25,6 @@ using namespace regs;
 
 namespace {
 
-constexpr uint32_t kNone = ~0u;
 /// AAPCS64: x0..x7 and v0..v7 carry arguments; Heron returns results in the
 /// same registers, and those that do not fit through a return area whose
 /// address is passed in x8 (AAPCS64's indirect result register).
@@ -39,8 +38,6 @@ ra::PRegSet caller_saved() {
     for (uint8_t r = 16; r < 32; ++r) s.add(fpr(r));
     return s;
 }
-
-RegClass class_of(Type t) { return t.is_float() ? RegClass::Float : RegClass::Int; }
 
 bool returned_in_reg(const Signature& sig, size_t k) {
     unsigned ni = 0, nf = 0;
@@ -100,74 +97,27 @@ std::pair<Cond, Cond> float_cond(FloatCC cc) {
     return {Cond::EQ, Cond::AL};
 }
 
-int64_t sext(uint64_t bits, unsigned width) {
-    if (width >= 64) return static_cast<int64_t>(bits);
-    uint64_t m = uint64_t{1} << (width - 1);
-    bits &= (uint64_t{1} << width) - 1;
-    return static_cast<int64_t>((bits ^ m) - m);
-}
-
 /// add/sub/cmp immediates: imm12, either sign (the emitter flips add/sub).
 bool is_imm12(int64_t v) { return v > -4096 && v < 4096; }
 
 unsigned reg_size(Type t) { return t.bits() == 64 ? 8 : 4; }
 
-class Lowerer {
+constexpr MemFlagBits kMemBits{mflags::kSigned, mflags::kFloat, mflags::kBig, mflags::kTrapSite};
+
+class Lowerer : public LowerBase<VCode> {
 public:
-    Lowerer(const Function& f, VCode& out) : f_(f), dfg_(f.dfg), out_(out) {}
+    Lowerer(const Function& f, VCode& out) : LowerBase(f, out) {}
 
     std::string run();
 
 private:
-    void compute_order();
-
-    // --- value/vreg plumbing ------------------------------------------------
-    VReg vreg_of(Value v) {
-        v = dfg_.resolve_aliases(v);
-        VReg& r = value_vreg_[v];
-        if (!r.is_valid()) r = VReg(v.index(), class_of(dfg_.value_type(v)));
-        return r;
-    }
-    VReg use(Value v) {
-        v = dfg_.resolve_aliases(v);
-        needed_[v] = 1;
-        return vreg_of(v);
-    }
-    VReg def(Value v) { return vreg_of(v); }
+    // --- value/vreg plumbing (the rest in LowerBase) ------------------------
     VReg result(Inst inst) { return def(dfg_.first_result(inst)); }
-    VReg temp(RegClass c = RegClass::Int) { return VReg(next_vreg_++, c); }
-    Type type_of(Value v) const { return dfg_.value_type(v); }
-
-    std::optional<int64_t> const_of(Value v) const {
-        v = dfg_.resolve_aliases(v);
-        ValueDef d = dfg_.value_def(v);
-        if (!d.is_result()) return std::nullopt;
-        const InstructionData& id = dfg_[d.inst()];
-        if (id.opcode != Opcode::Iconst) return std::nullopt;
-        return sext(id.imm, dfg_.value_type(v).bits());
-    }
-    std::optional<Inst> def_with(Value v, Opcode op) const {
-        v = dfg_.resolve_aliases(v);
-        ValueDef d = dfg_.value_def(v);
-        if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
-        return d.inst();
-    }
     /// Whether `v` has exactly one use in the function (it may then be
     /// folded into its user without computing it twice).
     bool single_use(Value v) const { return use_count_[dfg_.resolve_aliases(v)] == 1; }
 
-    // --- emission into the current IR instruction's buffer -------------------
-    MInst& emit(Op op, std::initializer_list<Operand> ops) { return push(op, ops.begin(), ops.end()); }
-    MInst& emit_v(Op op, const std::vector<Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
-    MInst& push(Op op, const Operand* first, const Operand* last) {
-        MInst m;
-        m.op = op;
-        m.ir_inst = cur_inst_;
-        buf_.push_back(Pending{m, static_cast<uint32_t>(pend_ops_.size()), static_cast<uint32_t>(last - first)});
-        pend_ops_.insert(pend_ops_.end(), first, last);
-        return buf_.back().m;
-    }
-
+    // --- small builders returning the defined vreg ----------------------------
     VReg mov_imm(int64_t v, VReg d) {
         emit(Op::MovImm, {Operand::def(d)}).imm = v;
         return d;
@@ -300,126 +250,14 @@ private:
     void lower_return(Inst inst);
     std::string lower_args();
 
-    uint32_t symbol_index(const ExternalName& name) {
-        for (uint32_t k = 0; k < out_.symbols.size(); ++k) {
-            if (out_.symbols[k] == name) return k;
-        }
-        out_.symbols.push_back(name);
-        return static_cast<uint32_t>(out_.symbols.size() - 1);
-    }
-
     /// Folds `p + const` addressing: returns the base vreg and adds to off.
     VReg address(Value p, int64_t& off);
 
-    const Function& f_;
-    const DataFlowGraph& dfg_;
-    VCode& out_;
-
-    struct Pending {
-        MInst m;
-        uint32_t ops_begin, ops_count;
-    };
-    std::vector<Pending> buf_;
-    std::vector<Operand> pend_ops_;
-    std::vector<Pending> block_buf_;
-    uint32_t cur_inst_ = kNone;
-
-    SecondaryMap<Value, VReg> value_vreg_;
-    SecondaryMap<Value, uint8_t> needed_;
     SecondaryMap<Value, uint32_t> use_count_;
-    std::vector<std::vector<Operand>> block_ops_;
-    uint32_t next_vreg_ = 0;
-
-    std::vector<Block> rpo_;
-    SecondaryMap<Block, uint32_t> vblock_of_;
-    SecondaryMap<Block, uint32_t> rpo_index_;
-    struct VBlock {
-        uint32_t ir = kNone;
-        std::vector<uint32_t> succs;
-        std::vector<std::vector<Value>> args;
-        std::vector<Pending> insts;
-        uint32_t edge_target = kNone;
-        std::vector<Value> edge_args;
-    };
-    std::vector<VBlock> vblocks_;
-    std::vector<std::vector<uint32_t>> dest_vblock_;
     VReg ret_area_;
 };
 
 // ---------------------------------------------------------------------------
-
-void Lowerer::compute_order() {
-    uint32_t nb = dfg_.num_blocks();
-    std::vector<uint8_t> seen(nb, 0);
-    std::vector<std::pair<Block, uint32_t>> stack;
-    std::vector<Block> post;
-    Block entry = *f_.layout.entry_block();
-    stack.push_back({entry, 0});
-    seen[entry.index()] = 1;
-    while (!stack.empty()) {
-        auto& [b, k] = stack.back();
-        auto term = f_.layout.last_inst(b);
-        auto dests = term ? dfg_.branch_destinations(*term) : std::span<const BlockCall>();
-        if (k < dests.size()) {
-            Block s = dests[k++].block(dfg_.value_lists);
-            if (!seen[s.index()]) {
-                seen[s.index()] = 1;
-                stack.push_back({s, 0});
-            }
-            continue;
-        }
-        post.push_back(b);
-        stack.pop_back();
-    }
-    rpo_.assign(post.rbegin(), post.rend());
-
-    std::vector<uint32_t> npreds(nb, 0);
-    for (Block b : rpo_) {
-        for (const BlockCall& bc : dfg_.branch_destinations(*f_.layout.last_inst(b))) ++npreds[bc.block(dfg_.value_lists).index()];
-    }
-    auto critical = [&](size_t ndests, Block s) { return ndests > 1 && npreds[s.index()] > 1; };
-    for (uint32_t i = 0; i < rpo_.size(); ++i) {
-        Block b = rpo_[i];
-        rpo_index_[b] = i;
-        vblock_of_[b] = static_cast<uint32_t>(vblocks_.size());
-        VBlock vb;
-        vb.ir = b.index();
-        vblocks_.push_back(std::move(vb));
-        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
-        for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg_.value_lists);
-            if (!critical(dests.size(), s)) continue;
-            VBlock eb;
-            eb.edge_target = s.index();
-            auto args = bc.args(dfg_.value_lists);
-            eb.edge_args.assign(args.begin(), args.end());
-            vblocks_.push_back(std::move(eb));
-        }
-    }
-    dest_vblock_.assign(rpo_.size(), {});
-    for (uint32_t i = 0; i < rpo_.size(); ++i) {
-        Block b = rpo_[i];
-        uint32_t vb = vblock_of_[b];
-        uint32_t next_edge = vb + 1;
-        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
-        for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg_.value_lists);
-            if (critical(dests.size(), s)) {
-                uint32_t e = next_edge++;
-                vblocks_[e].succs = {vblock_of_[s]};
-                vblocks_[e].args = {vblocks_[e].edge_args};
-                vblocks_[vb].succs.push_back(e);
-                vblocks_[vb].args.push_back({});
-                dest_vblock_[i].push_back(e);
-                continue;
-            }
-            auto args = bc.args(dfg_.value_lists);
-            vblocks_[vb].succs.push_back(vblock_of_[s]);
-            vblocks_[vb].args.push_back(std::vector<Value>(args.begin(), args.end()));
-            dest_vblock_[i].push_back(vblock_of_[s]);
-        }
-    }
-}
 
 VReg Lowerer::address(Value p, int64_t& off) {
     if (auto add = def_with(p, Opcode::Iadd)) {
@@ -482,116 +320,40 @@ Cond Lowerer::lower_condition(Value c) {
 // ---------------------------------------------------------------------------
 
 std::string Lowerer::run() {
-    out_.clear();
-    // Values take the vreg of their own number, temporaries the numbers
-    // after them, whatever order the compiler evaluates call arguments in.
-    next_vreg_ = dfg_.num_values();
-    Block entry = *f_.layout.entry_block();
-    compute_order();
-    for (Block b : rpo_) {
+    begin_function();
+    for (Block b : order_.rpo()) {
         for (auto i = f_.layout.first_inst(b); i; i = f_.layout.next_inst(*i)) {
             dfg_.for_each_inst_value(*i, [&](Value a) { ++use_count_[dfg_.resolve_aliases(a)]; });
         }
     }
-    block_ops_.resize(vblocks_.size());
     if (overflow_returns(f_.signature) > 0) ret_area_ = temp();
-
-    for (uint32_t vb = static_cast<uint32_t>(vblocks_.size()); vb-- > 0;) {
-        VBlock& blk = vblocks_[vb];
-        block_buf_.clear();
-        pend_ops_.clear();
-        if (blk.ir == kNone) {
-            for (Value a : blk.edge_args) use(a);
-            cur_inst_ = kNone;
-            buf_.clear();
-            emit(Op::Jmp, {}).aux = blk.succs[0];
-            for (auto& p : buf_) block_buf_.push_back(p);
-        } else {
-            Block b(blk.ir);
-            for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
-                const InstructionData& d = dfg_[*i];
-                bool pure = !is_terminator(d.opcode) && !is_call(d.opcode) && !can_trap(d.opcode) &&
-                            !can_store(d.opcode);
-                if (pure) {
-                    bool any = false;
-                    for (Value r : dfg_.inst_results(*i)) any |= needed_[r];
-                    if (!any) continue;
-                }
-                buf_.clear();
-                cur_inst_ = i->index();
-                std::string err = lower_inst(*i);
-                if (!err.empty()) return "unsupported on aarch64: " + err + " in block" + std::to_string(b.index());
-                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
-            }
-            if (b == entry) {
-                buf_.clear();
-                cur_inst_ = kNone;
-                std::string err = lower_args();
-                if (!err.empty()) return "unsupported on aarch64: " + err + " in block" + std::to_string(b.index());
-                for (auto it = buf_.rbegin(); it != buf_.rend(); ++it) block_buf_.push_back(*it);
-            }
-        }
-        blk.insts.clear();
-        for (auto it = block_buf_.rbegin(); it != block_buf_.rend(); ++it) blk.insts.push_back(*it);
-        std::vector<Operand>& store = block_ops_[vb];
-        store.clear();
-        for (Pending& p : blk.insts) {
-            uint32_t at = static_cast<uint32_t>(store.size());
-            store.insert(store.end(), pend_ops_.begin() + p.ops_begin, pend_ops_.begin() + p.ops_begin + p.ops_count);
-            p.ops_begin = at;
-        }
-    }
-
-    ra::Function& r = out_.ra;
-    r.block_insts_begin.push_back(0);
-    r.succs_begin.push_back(0);
-    r.params_begin.push_back(0);
-    r.branch_args_begin.push_back(0);
-    r.operands_begin.push_back(0);
-    for (uint32_t vb = 0; vb < vblocks_.size(); ++vb) {
-        VBlock& blk = vblocks_[vb];
-        for (Pending& p : blk.insts) {
-            const MInst& m = p.m;
-            const std::vector<Operand>& ops = block_ops_[vb];
-            r.operands.insert(r.operands.end(), ops.begin() + p.ops_begin, ops.begin() + p.ops_begin + p.ops_count);
-            r.operands_begin.push_back(static_cast<uint32_t>(r.operands.size()));
-            uint8_t fl = 0;
-            bool leaves = m.op == Op::Ret || m.op == Op::Trap || m.op == Op::TailCall || m.op == Op::TailCallInd;
-            if (leaves || m.op == Op::Jmp || m.op == Op::Bcond || m.op == Op::Cbz || m.op == Op::Tbz ||
-                m.op == Op::BrTable)
-                fl |= ra::inst_flags::kTerminator;
-            if (leaves) fl |= ra::inst_flags::kReturn;
-            if (m.op == Op::MovRR || m.op == Op::FMov) fl |= ra::inst_flags::kMove;
-            r.flags.push_back(fl);
-            if (m.op == Op::Call || m.op == Op::CallInd)
-                r.clobbers.push_back({static_cast<uint32_t>(out_.insts.size()), caller_saved()});
-            out_.insts.push_back(m);
-        }
-        r.block_insts_begin.push_back(static_cast<uint32_t>(out_.insts.size()));
-        for (uint32_t k = 0; k < blk.succs.size(); ++k) {
-            r.succs.push_back(blk.succs[k]);
-            for (Value a : blk.args[k]) r.branch_args.push_back(vreg_of(a));
-            r.branch_args_begin.push_back(static_cast<uint32_t>(r.branch_args.size()));
-        }
-        r.succs_begin.push_back(static_cast<uint32_t>(r.succs.size()));
-        if (blk.ir != kNone && Block(blk.ir) != entry) {
-            for (Value p : dfg_.block_params(Block(blk.ir))) r.params.push_back(vreg_of(p));
-        }
-        r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
-        r.loop_depth.push_back(0);
-        out_.block_ir.push_back(blk.ir);
-    }
-    uint32_t nb = static_cast<uint32_t>(vblocks_.size());
-    std::vector<std::vector<uint32_t>> preds(nb);
-    for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) preds[r.succs[e]].push_back(b);
-    }
-    r.preds_begin.push_back(0);
-    for (uint32_t b = 0; b < nb; ++b) {
-        r.preds.insert(r.preds.end(), preds[b].begin(), preds[b].end());
-        r.preds_begin.push_back(static_cast<uint32_t>(r.preds.size()));
-    }
-    r.num_vregs = next_vreg_;
+    auto unsupported = [&](const std::string& what, Block b) {
+        return "unsupported on aarch64: " + what + " in block" + std::to_string(b.index());
+    };
+    std::string err = lower_blocks(
+        Op::Jmp,
+        [&](Inst i) {
+            std::string e = lower_inst(i);
+            return e.empty() ? e : unsupported(e, *f_.layout.inst_block(i));
+        },
+        [&] {
+            std::string e = lower_args();
+            return e.empty() ? e : unsupported(e, *f_.layout.entry_block());
+        },
+        [](Inst) { return false; });
+    if (!err.empty()) return err;
+    auto classify = [](const MInst& m) {
+        uint8_t fl = 0;
+        bool leaves = m.op == Op::Ret || m.op == Op::Trap || m.op == Op::TailCall || m.op == Op::TailCallInd;
+        if (leaves || m.op == Op::Jmp || m.op == Op::Bcond || m.op == Op::Cbz || m.op == Op::Tbz || m.op == Op::BrTable)
+            fl |= ra::inst_flags::kTerminator;
+        if (leaves) fl |= ra::inst_flags::kReturn;
+        if (m.op == Op::MovRR || m.op == Op::FMov) fl |= ra::inst_flags::kMove;
+        return fl;
+    };
+    auto calls = [](const MInst& m) { return m.op == Op::Call || m.op == Op::CallInd; };
+    finish_insts(classify, calls, caller_saved());
+    finish_blocks(/*loop_depths=*/false);
     return {};
 }
 
@@ -602,7 +364,7 @@ std::string Lowerer::lower_args() {
     int64_t stack_off = 16;  // above the frame record (x29, x30)
     if (overflow_returns(sig) > 0) defs.push_back(Operand::def_fixed(ret_area_, gpr(X8)));
     auto params = dfg_.block_params(*f_.layout.entry_block());
-    std::vector<Pending> loads;
+    GroupMark top{out_.insts.size(), out_.ra.operands.size()};
     for (Value p : params) {
         Type t = type_of(p);
         VReg v = def(p);
@@ -620,10 +382,10 @@ std::string Lowerer::lower_args() {
             stack_off += 8;
         }
     }
-    loads.assign(buf_.begin(), buf_.end());
-    buf_.clear();
+    // Args defines the register arguments; it comes before the incoming
+    // stack loads (emitted above) in program order.
     emit_v(Op::Args, defs);
-    for (auto& l : loads) buf_.push_back(l);
+    move_last_to(top);
     return {};
 }
 
@@ -1150,50 +912,13 @@ void Lowerer::lower_conversion(Inst inst, const InstructionData& d) {
 void Lowerer::lower_load(Inst inst, const InstructionData& d) {
     int64_t off = d.offset;
     VReg base = address(d.args[0], off);
-    unsigned bytes;
-    bool is_signed = false;
-    switch (d.opcode) {
-    case Opcode::Uload8: bytes = 1; break;
-    case Opcode::Sload8: bytes = 1; is_signed = true; break;
-    case Opcode::Uload16: bytes = 2; break;
-    case Opcode::Sload16: bytes = 2; is_signed = true; break;
-    case Opcode::Uload32: bytes = 4; break;
-    case Opcode::Sload32: bytes = 4; is_signed = true; break;
-    default: bytes = d.type.bytes(); break;
-    }
-    MInst& m = emit(Op::Load, {Operand::use(base), Operand::def(result(inst))});
-    m.size = static_cast<uint8_t>(bytes);
-    m.imm = off;
-    if (is_signed) m.flags |= mflags::kSigned;
-    if (d.type.is_float()) m.flags |= mflags::kFloat;
-    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
-    if (auto code = d.flags.trap_code()) {
-        m.flags |= mflags::kTrapSite;
-        m.trap = code->byte;
-    }
+    emit_load_inst(Op::Load, inst, d, base, off, kMemBits);
 }
 
-void Lowerer::lower_store(Inst inst, const InstructionData& d) {
+void Lowerer::lower_store(Inst, const InstructionData& d) {
     int64_t off = d.offset;
-    Type t = type_of(d.args[0]);
-    unsigned bytes;
-    switch (d.opcode) {
-    case Opcode::Istore8: bytes = 1; break;
-    case Opcode::Istore16: bytes = 2; break;
-    case Opcode::Istore32: bytes = 4; break;
-    default: bytes = t.bytes(); break;
-    }
-    VReg val = use(d.args[0]);
     VReg base = address(d.args[1], off);
-    MInst& m = emit(Op::Store, {Operand::use(val), Operand::use(base)});
-    m.size = static_cast<uint8_t>(bytes);
-    m.imm = off;
-    if (t.is_float()) m.flags |= mflags::kFloat;
-    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
-    if (auto code = d.flags.trap_code()) {
-        m.flags |= mflags::kTrapSite;
-        m.trap = code->byte;
-    }
+    emit_store_inst(Op::Store, d, base, off, kMemBits);
 }
 
 std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
@@ -1305,8 +1030,7 @@ bool Lowerer::lower_test_branch(Value c, uint32_t then_block, uint32_t else_bloc
 }
 
 void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
-    uint32_t pos = rpo_index_[*f_.layout.inst_block(inst)];
-    const std::vector<uint32_t>& targets = dest_vblock_[pos];
+    const std::vector<uint32_t>& targets = order_.targets_of(*f_.layout.inst_block(inst));
     for (const BlockCall& bc : dfg_.branch_destinations(inst)) {
         for (Value a : bc.args(dfg_.value_lists)) use(a);
     }
@@ -1371,15 +1095,6 @@ void Lowerer::lower_return(Inst inst) {
 }
 
 }  // namespace
-
-void VCode::clear() {
-    ra.clear();
-    insts.clear();
-    block_ir.clear();
-    jump_tables.clear();
-    symbols.clear();
-    outgoing_args_size = 0;
-}
 
 const ra::MachineEnv& machine_env() {
     static const ra::MachineEnv env = [] {

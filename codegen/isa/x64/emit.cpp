@@ -19,6 +19,8 @@
 #include <cstring>
 #include <optional>
 
+#include "codegen/isa/asmjit_common.h"
+
 namespace heron::x64 {
 
 namespace x86 = asmjit::x86;
@@ -31,13 +33,6 @@ constexpr uint8_t kScratchGpr = regs::R11;
 constexpr uint32_t kNoBlock = ~0u;
 constexpr uint8_t kScratchXmm = 15;
 
-struct ErrorRecorder : asmjit::ErrorHandler {
-    std::string first;
-    void handleError(asmjit::Error, const char* message, asmjit::BaseEmitter*) override {
-        if (first.empty()) first = message;
-    }
-};
-
 x86::Gp gp(uint8_t hw, unsigned size) {
     switch (size) {
     case 1: return x86::gpb(hw);
@@ -49,18 +44,6 @@ x86::Gp gp(uint8_t hw, unsigned size) {
 
 asmjit::x86::CondCode cc_of(Cond c) { return static_cast<asmjit::x86::CondCode>(static_cast<uint8_t>(c)); }
 
-uint64_t float_bits_of(double v, unsigned size) {
-    if (size == 4) {
-        float f = static_cast<float>(v);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        return b;
-    }
-    uint64_t b;
-    std::memcpy(&b, &v, 8);
-    return b;
-}
-
 /// Where the blocks and block jumps of one emission pass ended up; the
 /// next pass uses it to pick short (rel8) forms for forward jumps.
 struct BranchLayout {
@@ -68,11 +51,11 @@ struct BranchLayout {
     std::vector<uint32_t> jump_end;      // per block jump, in emission order: offset after it
 };
 
-class Emitter {
+class Emitter : isa::EmitterBase {
 public:
     Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out,
             const BranchLayout* previous, BranchLayout& layout)
-        : f_(f), vc_(vc), al_(al), settings_(s), out_(out), previous_(previous), layout_(layout) {}
+        : EmitterBase(out), f_(f), vc_(vc), al_(al), settings_(s), previous_(previous), layout_(layout) {}
 
     std::string run();
 
@@ -101,15 +84,6 @@ private:
     /// A jump (cond = nullopt) or conditional jump to block `target`, from
     /// the block before `next_block`; nothing when it would fall through.
     void jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block);
-    void record_trap(TrapCode code, uint32_t ir_inst) {
-        out_.trap_sites.push_back({static_cast<uint32_t>(a_.offset()), code, ir_inst});
-    }
-    /// A jump to an out-of-line `ud2` reporting `code`.
-    Label trap_label(uint8_t code, uint32_t ir_inst) {
-        Label l = a_.newLabel();
-        stubs_.push_back({l, code, ir_inst});
-        return l;
-    }
     void load_fconst(x86::Xmm dst, uint64_t bits, unsigned size);
     void emit_div(uint32_t i, const MInst& m);
     void emit_bitcount(uint32_t i, const MInst& m);
@@ -119,33 +93,15 @@ private:
     void emit_store(uint32_t i, const MInst& m);
     void emit_fminmax(uint32_t i, const MInst& m);
     void jcc_float(Cond c, Label taken);
-    Label symbol_slot(uint32_t sym) {
-        auto& l = symbol_slots_[sym];
-        if (!l.isValid()) l = a_.newLabel();
-        return l;
-    }
-
     const Function& f_;
     const VCode& vc_;
     const ra::Output& al_;
     const Settings& settings_;
-    CompiledCode& out_;
     const BranchLayout* previous_;
     BranchLayout& layout_;
     std::vector<uint32_t> forward_;  // per block: final_target
 
-    asmjit::CodeHolder code_;
     x86::Assembler a_;
-    ErrorRecorder errors_;
-    std::vector<Label> block_labels_;
-    struct Stub {
-        Label label;
-        uint8_t code;
-        uint32_t ir_inst;
-    };
-    std::vector<Stub> stubs_;
-    std::vector<Label> symbol_slots_;
-    std::vector<Label> table_labels_;
 
     std::vector<uint8_t> saved_;  // callee-saved registers pushed
     uint32_t frame_size_ = 0;     // bytes subtracted from rsp after the pushes
@@ -165,16 +121,8 @@ void Emitter::layout_frame() {
     for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
         if (used[r]) saved_.push_back(r);
     }
-    uint32_t off = vc_.outgoing_args_size;
-    spill_base_ = off;
-    off += 8 * al_.num_spill_slots;
-    for (StackSlot ss : f_.stack_slots.keys()) {
-        const StackSlotData& sd = f_.stack_slots[ss];
-        uint32_t align = std::max<uint32_t>(8, sd.align);
-        off = (off + align - 1) / align * align;
-        slot_offset_.push_back(off);
-        off += sd.size;
-    }
+    spill_base_ = vc_.outgoing_args_size;
+    uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
     uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
     uint32_t total = (off + pushed + 15) / 16 * 16;
     frame_size_ = total - pushed;
@@ -942,72 +890,25 @@ void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t 
 }
 
 std::string Emitter::run() {
-    code_.init(asmjit::Environment(asmjit::Arch::kX64));
-    code_.setErrorHandler(&errors_);
-    code_.attach(&a_);
+    begin(asmjit::Arch::kX64, a_, vc_);
     layout_frame();
     uint32_t nb = rf().num_blocks();
-    for (uint32_t b = 0; b < nb; ++b) block_labels_.push_back(a_.newLabel());
     compute_forwarding();
     layout_.block_offset.assign(nb, 0);
     layout_.jump_end.clear();
-    symbol_slots_.resize(vc_.symbols.size());
-    table_labels_.resize(vc_.jump_tables.size());
 
     prologue();
-    size_t e = 0;
-    const auto& edits = al_.edits;
+    size_t edit = 0;
     for (uint32_t b = 0; b < nb; ++b) {
         a_.bind(block_labels_[b]);
-        layout_.block_offset[b] = static_cast<uint32_t>(a_.offset());
-        if (vc_.block_ir[b] != ~0u) {
-            out_.labels.push_back({static_cast<uint32_t>(a_.offset()), "block" + std::to_string(vc_.block_ir[b])});
-        }
-        for (uint32_t i = rf().block_insts_begin[b]; i < rf().block_insts_begin[b + 1]; ++i) {
-            while (e < edits.size() && edits[e].point.bits < ra::ProgPoint::before(i).bits) ++e;
-            while (e < edits.size() && edits[e].point == ra::ProgPoint::before(i)) emit_edit(edits[e++]);
-            if (vc_.insts[i].ir_inst != ~0u &&
-                (out_.ir_insts.empty() || out_.ir_insts.back().second != vc_.insts[i].ir_inst)) {
-                out_.ir_insts.push_back({static_cast<uint32_t>(a_.offset()), vc_.insts[i].ir_inst});
-            }
-            emit_inst(i, b + 1);
-            while (e < edits.size() && edits[e].point == ra::ProgPoint::after(i)) emit_edit(edits[e++]);
-        }
+        layout_.block_offset[b] = offset();
+        emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, b + 1); },
+                   [&](const ra::Edit& e) { emit_edit(e); });
     }
-    // Out-of-line trap stubs.
-    for (const Stub& s : stubs_) {
-        a_.bind(s.label);
-        record_trap(TrapCode{s.code}, s.ir_inst);
-        a_.ud2();
-    }
-    // Jump tables: 32-bit offsets of each target from the table's start.
-    for (size_t t = 0; t < vc_.jump_tables.size(); ++t) {
-        if (!table_labels_[t].isValid()) continue;
-        a_.align(asmjit::AlignMode::kData, 4);
-        a_.bind(table_labels_[t]);
-        const std::vector<uint32_t>& targets = vc_.jump_tables[t];
-        for (size_t k = 1; k < targets.size(); ++k) a_.embedLabelDelta(block_labels_[final_target(targets[k])], table_labels_[t], 4);
-        a_.embedLabelDelta(block_labels_[final_target(targets[0])], table_labels_[t], 4);
-    }
-    // 8-byte slots for call targets and function addresses.
-    a_.align(asmjit::AlignMode::kData, 8);
-    for (size_t s = 0; s < symbol_slots_.size(); ++s) {
-        if (!symbol_slots_[s].isValid()) continue;
-        a_.bind(symbol_slots_[s]);
-        out_.relocations.push_back({static_cast<uint32_t>(a_.offset()), vc_.symbols[s], 0});
-        a_.embedUInt64(0);
-    }
-    if (!errors_.first.empty()) return "x86-64 emission failed: " + errors_.first;
-    code_.flatten();
-    code_.resolveUnresolvedLinks();
-    size_t size = code_.codeSize();
-    out_.bytes.resize(size);
-    code_.relocateToBase(0);
-    code_.copyFlattenedData(out_.bytes.data(), size);
-    if (!errors_.first.empty()) return "x86-64 emission failed: " + errors_.first;
-    std::sort(out_.trap_sites.begin(), out_.trap_sites.end(),
-              [](const CodeTrapSite& a, const CodeTrapSite& b) { return a.offset < b.offset; });
-    return {};
+    emit_trap_stubs([&] { a_.ud2(); });
+    emit_jump_tables(vc_.jump_tables, [&](uint32_t b) { return block_labels_[final_target(b)]; });
+    emit_symbol_slots(vc_.symbols, /*align_always=*/true);
+    return finish("x86-64");
 }
 
 }  // namespace

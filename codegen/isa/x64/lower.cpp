@@ -1,8 +1,7 @@
 // IR -> x86-64 VCode. See lower.h for the shape of the result.
 //
-// Block order: reverse postorder of the reachable blocks (so a definition's
-// block comes before every block that uses it), with an edge block placed
-// right after its predecessor for every critical edge. Narrow integers
+// Block order: codegen/machinst/block_order.h (reverse postorder, critical
+// edges split). Narrow integers
 // follow ir-reference.md 1.3: results may carry garbage above their width,
 // and every op whose result depends on those bits extends its inputs first.
 #include "codegen/isa/x64/lower.h"
@@ -10,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "codegen/analysis/loops.h"
 #include "codegen/ir/printer.h"
 
 namespace heron::x64 {
@@ -21,8 +19,6 @@ using ra::VReg;
 using namespace regs;
 
 namespace {
-
-constexpr uint32_t kNone = ~0u;
 
 /// SysV argument registers.
 constexpr uint8_t kIntArgRegs[] = {RDI, RSI, RDX, RCX, R8, R9};
@@ -36,8 +32,6 @@ ra::PRegSet caller_saved() {
     for (uint8_t r = 0; r < 16; ++r) s.add(xmm(r));
     return s;
 }
-
-RegClass class_of(Type t) { return t.is_float() ? RegClass::Float : RegClass::Int; }
 
 /// Results that do not fit in rax/rdx and xmm0/xmm1 go to a return area
 /// whose address the caller passes as a hidden first integer argument
@@ -100,87 +94,17 @@ Cond float_cond(FloatCC cc, bool& swap) {
     return Cond::E;
 }
 
-int64_t sext(uint64_t bits, unsigned width) {
-    if (width >= 64) return static_cast<int64_t>(bits);
-    uint64_t m = uint64_t{1} << (width - 1);
-    bits &= (uint64_t{1} << width) - 1;
-    return static_cast<int64_t>((bits ^ m) - m);
-}
-
 bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
-class Lowerer {
+constexpr MemFlagBits kMemBits{mflags::kSigned, mflags::kFloat, mflags::kBig, mflags::kTrapSite};
+
+class Lowerer : public LowerBase<VCode> {
 public:
-    Lowerer(const Function& f, const Settings& s, VCode& out) : f_(f), dfg_(f.dfg), settings_(s), out_(out) {}
+    Lowerer(const Function& f, const Settings& s, VCode& out) : LowerBase(f, out), settings_(s) {}
 
     std::string run();
 
 private:
-    // --- block order ------------------------------------------------------
-    void compute_order();
-
-    // --- value/vreg plumbing ------------------------------------------------
-    VReg vreg_of(Value v) { return vreg_of_resolved(dfg_.resolve_aliases(v)); }
-    VReg vreg_of_resolved(Value v) {
-        VReg& r = value_vreg_[v];
-        if (!r.is_valid()) r = VReg(v.index(), class_of(dfg_.value_type(v)));
-        return r;
-    }
-    /// The vreg of `v`, and `v` is needed (its definition must be emitted).
-    VReg use(Value v) {
-        v = dfg_.resolve_aliases(v);
-        needed_[v] = 1;
-        return vreg_of_resolved(v);
-    }
-    VReg def(Value v) { return vreg_of(v); }
-    VReg temp(RegClass c) { return VReg(next_vreg_++, c); }
-    Type type_of(Value v) const { return dfg_.value_type(v); }
-
-    /// If `v` is an iconst, its value sign-extended from its width.
-    std::optional<int64_t> const_of(Value v) const {
-        v = dfg_.resolve_aliases(v);
-        ValueDef d = dfg_.value_def(v);
-        if (!d.is_result()) return std::nullopt;
-        const InstructionData& id = dfg_[d.inst()];
-        if (id.opcode != Opcode::Iconst) return std::nullopt;
-        return sext(id.imm, dfg_.value_type(v).bits());
-    }
-    /// The defining instruction of `v` if it has `op`.
-    std::optional<Inst> def_with(Value v, Opcode op) const {
-        v = dfg_.resolve_aliases(v);
-        ValueDef d = dfg_.value_def(v);
-        if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
-        return d.inst();
-    }
-
-    // --- emission -------------------------------------------------------------
-    // Machine instructions and their operands go straight into the VCode's
-    // arrays, built back to front: the instructions of one IR instruction
-    // are pushed in order and reversed as a group when it is done
-    // (`end_group`), and `finish` reverses the whole arrays once. Each
-    // operand is written once and then only moved in place.
-    MInst& emit(Op op, std::initializer_list<Operand> ops) { return push(op, ops.begin(), ops.end()); }
-    MInst& emit_v(Op op, const std::vector<Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
-    MInst& push(Op op, const Operand* first, const Operand* last) {
-        MInst& m = out_.insts.emplace_back();
-        m.op = op;
-        m.ir_inst = cur_inst_;
-        out_.ra.operands.insert(out_.ra.operands.end(), first, last);
-        op_counts_.push_back(static_cast<uint32_t>(last - first));
-        return m;
-    }
-    struct GroupMark {
-        size_t insts, ops;
-    };
-    GroupMark begin_group(uint32_t ir_inst) {
-        cur_inst_ = ir_inst;
-        return {out_.insts.size(), out_.ra.operands.size()};
-    }
-    void end_group(GroupMark g) {
-        std::reverse(out_.insts.begin() + static_cast<ptrdiff_t>(g.insts), out_.insts.end());
-        std::reverse(op_counts_.begin() + static_cast<ptrdiff_t>(g.insts), op_counts_.end());
-        std::reverse(out_.ra.operands.begin() + static_cast<ptrdiff_t>(g.ops), out_.ra.operands.end());
-    }
     /// Puts the instructions in program order and builds the allocator's
     /// instruction arrays (operand offsets, flags, clobbers).
     void finish_insts();
@@ -291,15 +215,6 @@ private:
     std::string lower_return(Inst inst, const InstructionData& d);
     std::string lower_args();
 
-    /// The index of `name` in the VCode's symbol list (one slot per name).
-    uint32_t symbol_index(const ExternalName& name) {
-        for (uint32_t k = 0; k < out_.symbols.size(); ++k) {
-            if (out_.symbols[k] == name) return k;
-        }
-        out_.symbols.push_back(name);
-        return static_cast<uint32_t>(out_.symbols.size() - 1);
-    }
-
     /// Calls a C library function taking float arguments in xmm0.. and
     /// returning one float in xmm0.
     void libcall(const std::string& name, std::initializer_list<VReg> args, VReg result) {
@@ -338,117 +253,13 @@ private:
         }
     }
 
-    const Function& f_;
-    const DataFlowGraph& dfg_;
     const Settings& settings_;
-    VCode& out_;
-
-    std::vector<uint32_t> op_counts_;    // operands per instruction, parallel to out_.insts
-    std::vector<uint32_t> block_sizes_;  // instructions per VCode block (reversed until finish_insts)
-    uint32_t cur_inst_ = kNone;
-
-    SecondaryMap<Value, VReg> value_vreg_;
-    SecondaryMap<Value, uint8_t> needed_;
     SecondaryMap<Inst, uint8_t> folded_;  // loads lowered as a memory operand of their user
-    uint32_t next_vreg_ = 0;
 
-    // Block order and edges.
-    std::vector<Block> rpo_;
-    SecondaryMap<Block, uint32_t> vblock_of_;  // IR block -> VCode block
-    struct VBlock {
-        uint32_t ir = kNone;                   // IR block, or kNone for an edge block
-        std::vector<uint32_t> succs;           // VCode blocks, in terminator target order
-        std::vector<std::vector<Value>> args;  // per successor: IR values passed
-        // Edge block: the IR target and the args it passes.
-        uint32_t edge_target = kNone;
-        std::vector<Value> edge_args;
-    };
-    std::vector<VBlock> vblocks_;
-    /// For IR block b's terminator destination k: the VCode block jumped to.
-    std::vector<std::vector<uint32_t>> dest_vblock_;  // indexed by rpo position
-    VReg ret_area_;                                   // hidden return-area pointer, if any
-    SecondaryMap<Block, uint32_t> rpo_index_;
+    VReg ret_area_;  // hidden return-area pointer, if any
 };
 
 // ---------------------------------------------------------------------------
-
-void Lowerer::compute_order() {
-    // Iterative DFS for postorder, successors in branch order.
-    uint32_t nb = dfg_.num_blocks();
-    std::vector<uint8_t> state(nb, 0);
-    std::vector<std::pair<Block, uint32_t>> stack;
-    std::vector<Block> post;
-    Block entry = *f_.layout.entry_block();
-    stack.push_back({entry, 0});
-    state[entry.index()] = 1;
-    while (!stack.empty()) {
-        auto& [b, k] = stack.back();
-        auto term = f_.layout.last_inst(b);
-        auto dests = term ? dfg_.branch_destinations(*term) : std::span<const BlockCall>();
-        if (k < dests.size()) {
-            Block s = dests[k].block(dfg_.value_lists);
-            ++k;
-            if (!state[s.index()]) {
-                state[s.index()] = 1;
-                stack.push_back({s, 0});
-            }
-            continue;
-        }
-        post.push_back(b);
-        stack.pop_back();
-    }
-    rpo_.assign(post.rbegin(), post.rend());
-
-    // Predecessor edge counts, to find critical edges.
-    std::vector<uint32_t> npreds(nb, 0);
-    for (Block b : rpo_) {
-        for (const BlockCall& bc : dfg_.branch_destinations(*f_.layout.last_inst(b))) ++npreds[bc.block(dfg_.value_lists).index()];
-    }
-    // VCode blocks: each IR block followed by its edge blocks.
-    for (uint32_t i = 0; i < rpo_.size(); ++i) {
-        Block b = rpo_[i];
-        rpo_index_[b] = i;
-        vblock_of_[b] = static_cast<uint32_t>(vblocks_.size());
-        VBlock vb;
-        vb.ir = b.index();
-        vblocks_.push_back(std::move(vb));
-        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
-        for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg_.value_lists);
-            if (dests.size() > 1 && npreds[s.index()] > 1) {
-                VBlock eb;
-                eb.edge_target = s.index();
-                auto args = bc.args(dfg_.value_lists);
-                eb.edge_args.assign(args.begin(), args.end());
-                vblocks_.push_back(std::move(eb));
-            }
-        }
-    }
-    // Successor lists (now that every IR block has its VCode number).
-    dest_vblock_.assign(rpo_.size(), {});
-    for (uint32_t i = 0; i < rpo_.size(); ++i) {
-        Block b = rpo_[i];
-        uint32_t vb = vblock_of_[b];
-        uint32_t next_edge = vb + 1;
-        auto dests = dfg_.branch_destinations(*f_.layout.last_inst(b));
-        for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg_.value_lists);
-            auto args = bc.args(dfg_.value_lists);
-            if (dests.size() > 1 && npreds[s.index()] > 1) {
-                uint32_t e = next_edge++;
-                vblocks_[e].succs = {vblock_of_[s]};
-                vblocks_[e].args = {vblocks_[e].edge_args};
-                vblocks_[vb].succs.push_back(e);
-                vblocks_[vb].args.push_back({});
-                dest_vblock_[i].push_back(e);
-            } else {
-                vblocks_[vb].succs.push_back(vblock_of_[s]);
-                vblocks_[vb].args.push_back(std::vector<Value>(args.begin(), args.end()));
-                dest_vblock_[i].push_back(vblock_of_[s]);
-            }
-        }
-    }
-}
 
 VReg Lowerer::address(Value p, int64_t& disp) {
     // p = iadd base, iconst  ->  [base + const]
@@ -552,119 +363,25 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
 // ---------------------------------------------------------------------------
 
 std::string Lowerer::run() {
-    out_.clear();
-    Block entry = *f_.layout.entry_block();
-    compute_order();
-    // Values take the vreg of their own number, temporaries the numbers
-    // after them: the numbering cannot depend on the order in which the
-    // compiler evaluates the arguments of a call like alu(use(x), use(y)).
-    value_vreg_.resize(dfg_.num_values());
-    next_vreg_ = dfg_.num_values();
-    needed_.resize(dfg_.num_values());
+    begin_function();
     folded_.resize(dfg_.num_insts());
     // Returns read the hidden return-area pointer, which the entry block
     // (lowered last) defines: name its vreg first.
     if (overflow_returns(f_.signature) > 0) ret_area_ = temp(RegClass::Int);
-
-    // Lower blocks in reverse emission order, instructions backwards.
-    for (uint32_t vb = static_cast<uint32_t>(vblocks_.size()); vb-- > 0;) {
-        VBlock& blk = vblocks_[vb];
-        size_t block_start = out_.insts.size();
-        if (blk.ir == kNone) {
-            // Edge block: a jump passing the edge's arguments.
-            for (Value a : blk.edge_args) use(a);
-            GroupMark g = begin_group(kNone);
-            emit(Op::Jmp, {}).aux = blk.succs[0];
-            end_group(g);
-        } else {
-            Block b(blk.ir);
-            for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
-                // A folded load is still emitted when something else ended
-                // up reading its register after all.
-                if (folded_[*i] && !needed_[dfg_.first_result(*i)]) continue;
-                const InstructionData& d = dfg_[*i];
-                bool pure = !is_terminator(d.opcode) && !is_call(d.opcode) && !can_trap(d.opcode) &&
-                            !can_store(d.opcode);
-                if (pure) {
-                    bool any = false;
-                    for (Value r : dfg_.inst_results(*i)) any |= needed_[r];
-                    if (!any) continue;
-                }
-                GroupMark g = begin_group(i->index());
-                std::string err = lower_inst(*i);
-                if (!err.empty()) return err;
-                end_group(g);
-            }
-            if (b == entry) {
-                GroupMark g = begin_group(kNone);
-                std::string err = lower_args();
-                if (!err.empty()) return err;
-                end_group(g);
-            }
-        }
-        block_sizes_.push_back(static_cast<uint32_t>(out_.insts.size() - block_start));
-    }
+    std::string err = lower_blocks(
+        Op::Jmp, [&](Inst i) { return lower_inst(i); }, [&] { return lower_args(); },
+        // A folded load is still emitted when something else ended up
+        // reading its register after all.
+        [&](Inst i) { return folded_[i] && !needed_[dfg_.first_result(i)]; });
+    if (!err.empty()) return err;
     finish_insts();
-
-    // The allocator's view of the blocks. Loop depth weights spill costs;
-    // an edge block counts as the shallower of its two ends.
-    ControlFlowGraph cfg(f_);
-    DominatorTree domtree(f_, cfg);
-    LoopAnalysis loops;
-    const bool reducible = !loops.compute(f_, cfg, domtree);
-    uint32_t source_depth = 0;
-    ra::Function& r = out_.ra;
-    r.num_vregs = 0;
-    r.block_insts_begin.push_back(0);
-    r.succs_begin.push_back(0);
-    r.params_begin.push_back(0);
-    r.branch_args_begin.push_back(0);
-    for (uint32_t vb = 0; vb < vblocks_.size(); ++vb) {
-        VBlock& blk = vblocks_[vb];
-        r.block_insts_begin.push_back(r.block_insts_begin.back() + block_sizes_[vb]);
-        for (uint32_t k = 0; k < blk.succs.size(); ++k) {
-            r.succs.push_back(blk.succs[k]);
-            for (Value a : blk.args[k]) r.branch_args.push_back(vreg_of(a));
-            r.branch_args_begin.push_back(static_cast<uint32_t>(r.branch_args.size()));
-        }
-        r.succs_begin.push_back(static_cast<uint32_t>(r.succs.size()));
-        if (blk.ir != kNone && Block(blk.ir) != entry) {
-            for (Value p : dfg_.block_params(Block(blk.ir))) r.params.push_back(vreg_of(p));
-        }
-        r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
-        uint32_t depth = 0;
-        if (reducible && blk.ir != kNone) depth = source_depth = loops.depth(Block(blk.ir));
-        if (reducible && blk.ir == kNone) depth = std::min(source_depth, loops.depth(Block(blk.edge_target)));
-        r.loop_depth.push_back(depth);
-        out_.block_ir.push_back(blk.ir);
-    }
-    // Predecessors, in CSR form by counting (each list in increasing order).
-    uint32_t nb = static_cast<uint32_t>(vblocks_.size());
-    r.preds_begin.assign(nb + 1, 0);
-    for (uint32_t s : r.succs) ++r.preds_begin[s + 1];
-    for (uint32_t b = 0; b < nb; ++b) r.preds_begin[b + 1] += r.preds_begin[b];
-    r.preds.resize(r.succs.size());
-    std::vector<uint32_t> fill(r.preds_begin.begin(), r.preds_begin.end() - 1);
-    for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) r.preds[fill[r.succs[e]]++] = b;
-    }
-    r.num_vregs = next_vreg_;
+    finish_blocks(/*loop_depths=*/true);
     return {};
 }
 
 void Lowerer::finish_insts() {
-    ra::Function& r = out_.ra;
-    std::reverse(out_.insts.begin(), out_.insts.end());
-    std::reverse(op_counts_.begin(), op_counts_.end());
-    std::reverse(r.operands.begin(), r.operands.end());
-    std::reverse(block_sizes_.begin(), block_sizes_.end());
-    uint32_t n = static_cast<uint32_t>(out_.insts.size());
-    r.operands_begin.resize(n + 1);
-    r.flags.resize(n);
-    r.operands_begin[0] = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        r.operands_begin[i + 1] = r.operands_begin[i] + op_counts_[i];
-        Op op = out_.insts[i].op;
+    auto classify = [](const MInst& m) {
+        Op op = m.op;
         uint8_t fl = 0;
         bool leaves = op == Op::Ret || op == Op::Trap || op == Op::TailCall || op == Op::TailCallInd;
         if (leaves || op == Op::Jmp || op == Op::Jcc || op == Op::JccFloat || op == Op::BrTable)
@@ -673,10 +390,11 @@ void Lowerer::finish_insts() {
         if (op == Op::MovRR || op == Op::FMov) fl |= ra::inst_flags::kMove;
         // A constant that fits a sign-extended imm32 is made again rather
         // than spilled (also straight into a spill slot: mov qword [m], imm32).
-        if (op == Op::MovImm && fits_i32(out_.insts[i].imm)) fl |= ra::inst_flags::kRemat;
-        r.flags[i] = fl;
-        if (op == Op::Call || op == Op::CallInd) r.clobbers.push_back({i, caller_saved()});
-    }
+        if (op == Op::MovImm && fits_i32(m.imm)) fl |= ra::inst_flags::kRemat;
+        return fl;
+    };
+    auto calls = [](const MInst& m) { return m.op == Op::Call || m.op == Op::CallInd; };
+    LowerBase::finish_insts(classify, calls, caller_saved());
 }
 
 std::string Lowerer::lower_args() {
@@ -684,7 +402,7 @@ std::string Lowerer::lower_args() {
     std::vector<Operand> defs;
     unsigned ni = 0, nf = 0;
     int64_t stack_off = 16;  // above the saved rbp and the return address
-    size_t first_inst = out_.insts.size(), first_op = out_.ra.operands.size();
+    GroupMark top{out_.insts.size(), out_.ra.operands.size()};
     if (overflow_returns(sig) > 0) {
         defs.push_back(Operand::def_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
     }
@@ -714,10 +432,7 @@ std::string Lowerer::lower_args() {
     // The Args pseudo-instruction defines the register arguments; it comes
     // before the incoming-stack loads (emitted above) in program order.
     emit_v(Op::Args, defs);
-    std::rotate(out_.insts.begin() + static_cast<ptrdiff_t>(first_inst), out_.insts.end() - 1, out_.insts.end());
-    std::rotate(op_counts_.begin() + static_cast<ptrdiff_t>(first_inst), op_counts_.end() - 1, op_counts_.end());
-    std::rotate(out_.ra.operands.begin() + static_cast<ptrdiff_t>(first_op),
-                out_.ra.operands.end() - static_cast<ptrdiff_t>(defs.size()), out_.ra.operands.end());
+    move_last_to(top);
     return {};
 }
 
@@ -1319,52 +1034,14 @@ void Lowerer::lower_conversion(Inst inst, const InstructionData& d) {
 void Lowerer::lower_load(Inst inst, const InstructionData& d) {
     int64_t disp = d.offset;
     VReg base = address(d.args[0], disp);
-    VReg out = def(dfg_.first_result(inst));
-    unsigned bytes;
-    bool is_signed = false;
-    switch (d.opcode) {
-    case Opcode::Uload8: bytes = 1; break;
-    case Opcode::Sload8: bytes = 1; is_signed = true; break;
-    case Opcode::Uload16: bytes = 2; break;
-    case Opcode::Sload16: bytes = 2; is_signed = true; break;
-    case Opcode::Uload32: bytes = 4; break;
-    case Opcode::Sload32: bytes = 4; is_signed = true; break;
-    default: bytes = d.type.bytes(); break;
-    }
-    MInst& m = emit(Op::Load, {Operand::use(base), Operand::def(out)});
-    m.size = static_cast<uint8_t>(bytes);
+    MInst& m = emit_load_inst(Op::Load, inst, d, base, disp, kMemBits);
     m.size2 = static_cast<uint8_t>(d.opcode == Opcode::Load ? 0 : d.type.bytes());
-    m.imm = disp;
-    if (is_signed) m.flags |= mflags::kSigned;
-    if (d.type.is_float()) m.flags |= mflags::kFloat;
-    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
-    if (auto code = d.flags.trap_code()) {
-        m.flags |= mflags::kTrapSite;
-        m.trap = code->byte;
-    }
 }
 
-void Lowerer::lower_store(Inst inst, const InstructionData& d) {
+void Lowerer::lower_store(Inst, const InstructionData& d) {
     int64_t disp = d.offset;
-    Type t = type_of(d.args[0]);
-    unsigned bytes;
-    switch (d.opcode) {
-    case Opcode::Istore8: bytes = 1; break;
-    case Opcode::Istore16: bytes = 2; break;
-    case Opcode::Istore32: bytes = 4; break;
-    default: bytes = t.bytes(); break;
-    }
-    VReg val = use(d.args[0]);
     VReg base = address(d.args[1], disp);
-    MInst& m = emit(Op::Store, {Operand::use(val), Operand::use(base)});
-    m.size = static_cast<uint8_t>(bytes);
-    m.imm = disp;
-    if (t.is_float()) m.flags |= mflags::kFloat;
-    if (d.flags.has(MemFlags::Big)) m.flags |= mflags::kBig;
-    if (auto code = d.flags.trap_code()) {
-        m.flags |= mflags::kTrapSite;
-        m.trap = code->byte;
-    }
+    emit_store_inst(Op::Store, d, base, disp, kMemBits);
 }
 
 std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
@@ -1459,8 +1136,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
 }
 
 void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
-    uint32_t pos = rpo_index_[*f_.layout.inst_block(inst)];
-    const std::vector<uint32_t>& targets = dest_vblock_[pos];
+    const std::vector<uint32_t>& targets = order_.targets_of(*f_.layout.inst_block(inst));
     // Branch arguments are uses at the edge.
     for (const BlockCall& bc : dfg_.branch_destinations(inst)) {
         for (Value a : bc.args(dfg_.value_lists)) use(a);
@@ -1525,15 +1201,6 @@ std::string Lowerer::lower_return(Inst inst, const InstructionData& d) {
 }
 
 }  // namespace
-
-void VCode::clear() {
-    ra.clear();
-    insts.clear();
-    block_ir.clear();
-    jump_tables.clear();
-    symbols.clear();
-    outgoing_args_size = 0;
-}
 
 const ra::MachineEnv& machine_env() {
     static const ra::MachineEnv env = [] {

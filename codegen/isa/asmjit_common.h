@@ -1,0 +1,143 @@
+// What both emitters share on top of asmjit (codegen/isa/*/emit.cpp): the
+// CodeHolder and its error recorder, out-of-line trap stubs, jump tables of
+// 32-bit offsets, 8-byte call-target slots with their relocations, the walk
+// over a block's instructions with the allocator's edits, and the finish
+// from the CodeHolder to CompiledCode. Only codegen/isa/* includes this
+// (asmjit stays out of the ISA-neutral layers).
+#pragma once
+
+#include <asmjit/core.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/ir/function.h"
+#include "codegen/machinst/compiled_code.h"
+#include "codegen/machinst/emit_common.h"
+#include "codegen/regalloc/regalloc.h"
+
+namespace heron::isa {
+
+/// Keeps the first error asmjit reports (emission goes on; `finish` fails).
+struct ErrorRecorder : asmjit::ErrorHandler {
+    std::string first;
+    void handleError(asmjit::Error, const char* message, asmjit::BaseEmitter*) override {
+        if (first.empty()) first = message;
+    }
+};
+
+/// The base of an emitter: owns the CodeHolder for one function and the
+/// pieces placed after the code. The ISA's Emitter derives from it and
+/// attaches its assembler with `begin`.
+class EmitterBase {
+protected:
+    explicit EmitterBase(CompiledCode& out) : out_(out) {}
+
+    /// Initializes the CodeHolder for `arch` and attaches `a`; makes a label
+    /// per block of `vc` and sizes the tables of call-target slots and jump
+    /// table labels.
+    template <class VCode>
+    void begin(asmjit::Arch arch, asmjit::BaseAssembler& a, const VCode& vc) {
+        attach(arch, a);
+        for (uint32_t b = 0; b < vc.num_blocks(); ++b) block_labels_.push_back(a.newLabel());
+        symbol_slots_.resize(vc.symbols.size());
+        table_labels_.resize(vc.jump_tables.size());
+    }
+
+    void record_trap(TrapCode code, uint32_t ir_inst) {
+        out_.trap_sites.push_back({static_cast<uint32_t>(asm_->offset()), code, ir_inst});
+    }
+    /// A label to jump to for a trap reporting `code`: an out-of-line stub.
+    asmjit::Label trap_label(uint8_t code, uint32_t ir_inst) {
+        asmjit::Label l = asm_->newLabel();
+        stubs_.push_back({l, code, ir_inst});
+        return l;
+    }
+    /// The label of the 8-byte slot holding the address of symbol `sym`'s
+    /// cell (emitted after the code, relocated by the loader).
+    asmjit::Label symbol_slot(uint32_t sym) {
+        asmjit::Label& l = symbol_slots_[sym];
+        if (!l.isValid()) l = asm_->newLabel();
+        return l;
+    }
+
+    /// Emits the instructions of VCode block `b` with the allocator's edits
+    /// around them, recording where each IR instruction's code starts and
+    /// the block's label name. `edit` is a cursor into `edits` that only
+    /// moves forward. `emit_inst(i)` emits instruction i, `emit_edit(e)` an
+    /// edit. The caller binds the block's label first.
+    template <class VCode, class EmitInst, class EmitEdit>
+    void emit_block(const VCode& vc, const ra::Output& al, uint32_t b, size_t& edit, EmitInst&& emit_inst,
+                    EmitEdit&& emit_edit) {
+        const ra::Function& rf = vc.ra;
+        if (vc.block_ir[b] != ~0u) out_.labels.push_back({offset(), "block" + std::to_string(vc.block_ir[b])});
+        const auto& edits = al.edits;
+        for (uint32_t i = rf.block_insts_begin[b]; i < rf.block_insts_begin[b + 1]; ++i) {
+            while (edit < edits.size() && edits[edit].point.bits < ra::ProgPoint::before(i).bits) ++edit;
+            while (edit < edits.size() && edits[edit].point == ra::ProgPoint::before(i)) emit_edit(edits[edit++]);
+            uint32_t ir = vc.insts[i].ir_inst;
+            if (ir != ~0u && (out_.ir_insts.empty() || out_.ir_insts.back().second != ir)) out_.ir_insts.push_back({offset(), ir});
+            emit_inst(i);
+            while (edit < edits.size() && edits[edit].point == ra::ProgPoint::after(i)) emit_edit(edits[edit++]);
+        }
+    }
+
+    /// Binds each trap stub and emits its trapping instruction with
+    /// `emit_trap()` (ud2, udf), recording the trap site.
+    template <class EmitTrap>
+    void emit_trap_stubs(EmitTrap&& emit_trap) {
+        for (const Stub& s : stubs_) {
+            asm_->bind(s.label);
+            record_trap(TrapCode{s.code}, s.ir_inst);
+            emit_trap();
+        }
+    }
+
+    /// The jump tables that were used (their label bound by the ISA's
+    /// BrTable): 32-bit offsets of each target from the table's start, the
+    /// non-default targets first, then the default (entry 0 of each table).
+    /// `label_of(b)` is the label a jump to VCode block b goes to.
+    template <class LabelOf>
+    void emit_jump_tables(const std::vector<std::vector<uint32_t>>& tables, LabelOf&& label_of) {
+        for (size_t t = 0; t < tables.size(); ++t) {
+            if (!table_labels_[t].isValid()) continue;
+            asm_->align(asmjit::AlignMode::kData, 4);
+            asm_->bind(table_labels_[t]);
+            const std::vector<uint32_t>& targets = tables[t];
+            for (size_t k = 1; k < targets.size(); ++k) asm_->embedLabelDelta(label_of(targets[k]), table_labels_[t], 4);
+            asm_->embedLabelDelta(label_of(targets[0]), table_labels_[t], 4);
+        }
+    }
+
+    /// The 8-byte slots of the symbols used, each with a relocation.
+    /// `align_always`: align to 8 even when no slot follows.
+    void emit_symbol_slots(const std::vector<ExternalName>& symbols, bool align_always);
+
+    /// Resolves the labels and copies the code into out_.bytes; sorts the
+    /// trap sites. Returns "<isa> emission failed: ..." on an asmjit error.
+    std::string finish(std::string_view isa_name);
+
+    uint32_t offset() const { return static_cast<uint32_t>(asm_->offset()); }
+
+    CompiledCode& out_;
+    asmjit::CodeHolder code_;
+    ErrorRecorder errors_;
+    struct Stub {
+        asmjit::Label label;
+        uint8_t code;
+        uint32_t ir_inst;
+    };
+    std::vector<Stub> stubs_;
+    std::vector<asmjit::Label> block_labels_;  // per VCode block
+    std::vector<asmjit::Label> symbol_slots_;
+    std::vector<asmjit::Label> table_labels_;  // per jump table; valid once a BrTable used it
+
+private:
+    void attach(asmjit::Arch arch, asmjit::BaseAssembler& a);
+
+    asmjit::BaseAssembler* asm_ = nullptr;
+};
+
+}  // namespace heron::isa

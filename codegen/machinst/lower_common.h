@@ -1,0 +1,312 @@
+// What every backend's lowering shares (codegen/isa/*/lower.cpp): the
+// VCode container, the value -> virtual register plumbing, the back-to-front
+// instruction buffer, the block loop and the allocator's block arrays.
+// Everything here is ISA-neutral; an ISA's Lowerer derives from
+// LowerBase<its VCode> and adds its instruction selection.
+//
+// Lowering runs over the blocks of BlockOrder in reverse emission order and
+// backwards within each block, so every use of a value is seen before its
+// definition: a pure instruction whose results no emitted instruction reads
+// (each user folded it — an iconst into an immediate, an icmp into a
+// branch) is not emitted at all. The machine instructions of one IR
+// instruction are pushed in program order and reversed as a group when it
+// is done; `finish_insts` reverses the whole arrays once at the end.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/function.h"
+#include "codegen/machinst/block_order.h"
+#include "codegen/regalloc/regalloc.h"
+
+namespace heron {
+
+/// Machine code over virtual registers, for an ISA's machine instruction
+/// type `MInst` (which has `op`, `ir_inst` and the ISA's other fields).
+template <class MInst>
+struct VCodeBase {
+    ra::Function ra;
+    std::vector<MInst> insts;
+    std::vector<uint32_t> block_ir;                   // IR block per VCode block; ~0u for edge blocks
+    std::vector<std::vector<uint32_t>> jump_tables;   // BrTable targets (VCode blocks), default first
+    std::vector<ExternalName> symbols;                // Call / FuncAddr targets, by MInst::aux
+    uint32_t outgoing_args_size = 0;                  // bytes of stack arguments of the largest call
+
+    void clear() {
+        ra.clear();
+        insts.clear();
+        block_ir.clear();
+        jump_tables.clear();
+        symbols.clear();
+        outgoing_args_size = 0;
+    }
+    uint32_t num_blocks() const { return ra.num_blocks(); }
+};
+
+inline ra::RegClass reg_class_of(Type t) { return t.is_float() ? ra::RegClass::Float : ra::RegClass::Int; }
+
+/// `bits` read as a signed `width`-bit integer.
+inline int64_t sext(uint64_t bits, unsigned width) {
+    if (width >= 64) return static_cast<int64_t>(bits);
+    uint64_t m = uint64_t{1} << (width - 1);
+    bits &= (uint64_t{1} << width) - 1;
+    return static_cast<int64_t>((bits ^ m) - m);
+}
+
+/// The width and signedness of the memory access of a load instruction
+/// (uload8 reads 1 byte unsigned, load.i32 4 bytes, ...).
+struct LoadAccess {
+    unsigned bytes;
+    bool is_signed;
+};
+LoadAccess load_access(const InstructionData& d);
+/// Bytes a store instruction writes; `t` is the type of the stored value.
+unsigned store_bytes(Opcode op, Type t);
+
+/// The bits of an ISA's MInst::flags that its Load and Store use.
+struct MemFlagBits {
+    uint8_t is_signed;  // Load: sign-extend what is read
+    uint8_t is_float;   // float register
+    uint8_t big;        // big-endian access
+    uint8_t trap_site;  // record a trap site with MInst::trap
+};
+
+/// Whether an instruction may be left out when none of its results is
+/// read: no terminator, call, trap or store.
+bool is_pure_for_lowering(const InstructionData& d);
+
+/// The allocator's block arrays of `r` (instructions per block from
+/// `block_sizes`, successors, branch arguments, block parameters,
+/// predecessors, loop depths) and `block_ir`, from `order`. Loop depths
+/// weight spill costs; with `loop_depths` off every block counts as depth 0.
+void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
+                     bool loop_depths, ra::Function& r, std::vector<uint32_t>& block_ir);
+
+/// The ISA-neutral half of a Lowerer. `VCode` derives from VCodeBase.
+template <class VCode>
+class LowerBase {
+protected:
+    using MInstT = typename decltype(VCode::insts)::value_type;
+    using OpT = decltype(MInstT::op);
+    static constexpr uint32_t kNone = ~0u;
+
+    LowerBase(const Function& f, VCode& out) : f_(f), dfg_(f.dfg), out_(out) {}
+
+    // --- value/vreg plumbing ------------------------------------------------
+    // Values take the vreg of their own number, temporaries the numbers
+    // after them: the numbering cannot depend on the order in which the
+    // compiler evaluates the arguments of a call like alu(use(x), use(y)).
+    ra::VReg vreg_of(Value v) const { return vreg_of_resolved(dfg_.resolve_aliases(v)); }
+    ra::VReg vreg_of_resolved(Value v) const { return ra::VReg(v.index(), reg_class_of(dfg_.value_type(v))); }
+    /// The vreg of `v`, and `v` is needed (its definition must be emitted).
+    ra::VReg use(Value v) {
+        v = dfg_.resolve_aliases(v);
+        needed_[v] = 1;
+        return vreg_of_resolved(v);
+    }
+    ra::VReg def(Value v) const { return vreg_of(v); }
+    ra::VReg temp(ra::RegClass c = ra::RegClass::Int) { return ra::VReg(next_vreg_++, c); }
+    Type type_of(Value v) const { return dfg_.value_type(v); }
+
+    /// If `v` is an iconst, its value sign-extended from its width.
+    std::optional<int64_t> const_of(Value v) const {
+        v = dfg_.resolve_aliases(v);
+        ValueDef d = dfg_.value_def(v);
+        if (!d.is_result()) return std::nullopt;
+        const InstructionData& id = dfg_[d.inst()];
+        if (id.opcode != Opcode::Iconst) return std::nullopt;
+        return sext(id.imm, dfg_.value_type(v).bits());
+    }
+    /// The defining instruction of `v` if it has `op`.
+    std::optional<Inst> def_with(Value v, Opcode op) const {
+        v = dfg_.resolve_aliases(v);
+        ValueDef d = dfg_.value_def(v);
+        if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
+        return d.inst();
+    }
+
+    /// The index of `name` in the VCode's symbol list (one slot per name).
+    uint32_t symbol_index(const ExternalName& name) {
+        for (uint32_t k = 0; k < out_.symbols.size(); ++k) {
+            if (out_.symbols[k] == name) return k;
+        }
+        out_.symbols.push_back(name);
+        return static_cast<uint32_t>(out_.symbols.size() - 1);
+    }
+
+    // --- emission -------------------------------------------------------------
+    // Machine instructions and their operands go straight into the VCode's
+    // arrays, built back to front (see the top of this file). Each operand
+    // is written once and then only moved in place.
+    MInstT& emit(OpT op, std::initializer_list<ra::Operand> ops) { return push(op, ops.begin(), ops.end()); }
+    MInstT& emit_v(OpT op, const std::vector<ra::Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
+    MInstT& push(OpT op, const ra::Operand* first, const ra::Operand* last) {
+        MInstT& m = out_.insts.emplace_back();
+        m.op = op;
+        m.ir_inst = cur_inst_;
+        out_.ra.operands.insert(out_.ra.operands.end(), first, last);
+        op_counts_.push_back(static_cast<uint32_t>(last - first));
+        return m;
+    }
+    struct GroupMark {
+        size_t insts, ops;
+    };
+    GroupMark begin_group(uint32_t ir_inst) {
+        cur_inst_ = ir_inst;
+        return {out_.insts.size(), out_.ra.operands.size()};
+    }
+    void end_group(GroupMark g) {
+        std::reverse(out_.insts.begin() + static_cast<ptrdiff_t>(g.insts), out_.insts.end());
+        std::reverse(op_counts_.begin() + static_cast<ptrdiff_t>(g.insts), op_counts_.end());
+        std::reverse(out_.ra.operands.begin() + static_cast<ptrdiff_t>(g.ops), out_.ra.operands.end());
+    }
+    /// Moves the instruction pushed last (and its operands) to position `at`
+    /// of the current group, before the instructions pushed since.
+    void move_last_to(GroupMark at) {
+        uint32_t nops = op_counts_.back();
+        std::rotate(out_.insts.begin() + static_cast<ptrdiff_t>(at.insts), out_.insts.end() - 1, out_.insts.end());
+        std::rotate(op_counts_.begin() + static_cast<ptrdiff_t>(at.insts), op_counts_.end() - 1, op_counts_.end());
+        std::rotate(out_.ra.operands.begin() + static_cast<ptrdiff_t>(at.ops),
+                    out_.ra.operands.end() - static_cast<ptrdiff_t>(nops), out_.ra.operands.end());
+    }
+
+    /// A load instruction `d` (load, uload8, ...) as an ISA `op` reading
+    /// base + off into its result: operands (base use, result def), size
+    /// (bytes read), imm = off, flags and trap code. The ISA adds the rest.
+    MInstT& emit_load_inst(OpT op, Inst inst, const InstructionData& d, ra::VReg base, int64_t off, const MemFlagBits& bits) {
+        LoadAccess acc = load_access(d);
+        MInstT& m = emit(op, {ra::Operand::use(base), ra::Operand::def(def(dfg_.first_result(inst)))});
+        m.size = static_cast<uint8_t>(acc.bytes);
+        m.imm = off;
+        if (acc.is_signed) m.flags |= bits.is_signed;
+        if (d.type.is_float()) m.flags |= bits.is_float;
+        set_mem_flags(m, d.flags, bits);
+        return m;
+    }
+    /// A store instruction `d` (store, istore8, ...) as an ISA `op` writing
+    /// its value to base + off: operands (value use, base use), size (bytes
+    /// written), imm = off, flags and trap code.
+    MInstT& emit_store_inst(OpT op, const InstructionData& d, ra::VReg base, int64_t off, const MemFlagBits& bits) {
+        Type t = type_of(d.args[0]);
+        MInstT& m = emit(op, {ra::Operand::use(use(d.args[0])), ra::Operand::use(base)});
+        m.size = static_cast<uint8_t>(store_bytes(d.opcode, t));
+        m.imm = off;
+        if (t.is_float()) m.flags |= bits.is_float;
+        set_mem_flags(m, d.flags, bits);
+        return m;
+    }
+    static void set_mem_flags(MInstT& m, MemFlags flags, const MemFlagBits& bits) {
+        if (flags.has(MemFlags::Big)) m.flags |= bits.big;
+        if (auto code = flags.trap_code()) {
+            m.flags |= bits.trap_site;
+            m.trap = code->byte;
+        }
+    }
+
+    // --- the driver -----------------------------------------------------------
+    /// Clears the output, computes the block order and sizes the per-value
+    /// tables. Call first.
+    void begin_function() {
+        out_.clear();
+        order_.compute(f_);
+        next_vreg_ = dfg_.num_values();
+        needed_.resize(dfg_.num_values());
+    }
+
+    /// Lowers every block in reverse emission order, each backwards:
+    /// `lower_inst(Inst)` for each instruction that is not skipped (a pure
+    /// one with no needed result, or one `skip(Inst)` says), `lower_args()`
+    /// at the top of the entry block, and an edge block's jump as `jmp`
+    /// with aux = the target. The first error either returns stops it.
+    template <class LowerInst, class LowerArgs, class Skip>
+    std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
+        Block entry = *f_.layout.entry_block();
+        const auto& vblocks = order_.vblocks();
+        for (uint32_t vb = order_.num_vblocks(); vb-- > 0;) {
+            const BlockOrder::VBlock& blk = vblocks[vb];
+            size_t block_start = out_.insts.size();
+            if (blk.ir == kNone) {
+                // Edge block: a jump passing the edge's arguments.
+                for (Value a : blk.edge_args) use(a);
+                GroupMark g = begin_group(kNone);
+                emit(jmp, {}).aux = blk.succs[0];
+                end_group(g);
+            } else {
+                Block b(blk.ir);
+                for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
+                    if (skip(*i) || unused(*i)) continue;
+                    GroupMark g = begin_group(i->index());
+                    std::string err = lower_inst(*i);
+                    if (!err.empty()) return err;
+                    end_group(g);
+                }
+                if (b == entry) {
+                    GroupMark g = begin_group(kNone);
+                    std::string err = lower_args();
+                    if (!err.empty()) return err;
+                    end_group(g);
+                }
+            }
+            block_sizes_.push_back(static_cast<uint32_t>(out_.insts.size() - block_start));
+        }
+        return {};
+    }
+
+    /// Puts the instructions in program order and builds the allocator's
+    /// instruction arrays: operand offsets, and per instruction the flags
+    /// `classify(const MInstT&)` gives (ra::inst_flags bits) and `clobbers`
+    /// when `is_call(const MInstT&)`.
+    template <class Classify, class IsCall>
+    void finish_insts(Classify&& classify, IsCall&& is_call, const ra::PRegSet& clobbers) {
+        ra::Function& r = out_.ra;
+        std::reverse(out_.insts.begin(), out_.insts.end());
+        std::reverse(op_counts_.begin(), op_counts_.end());
+        std::reverse(r.operands.begin(), r.operands.end());
+        std::reverse(block_sizes_.begin(), block_sizes_.end());
+        uint32_t n = static_cast<uint32_t>(out_.insts.size());
+        r.operands_begin.resize(n + 1);
+        r.flags.resize(n);
+        r.operands_begin[0] = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            r.operands_begin[i + 1] = r.operands_begin[i] + op_counts_[i];
+            const MInstT& m = out_.insts[i];
+            r.flags[i] = classify(m);
+            if (is_call(m)) r.clobbers.push_back({i, clobbers});
+        }
+    }
+
+    /// The allocator's block arrays (see build_ra_blocks) and the vreg count.
+    void finish_blocks(bool loop_depths) {
+        build_ra_blocks(f_, order_, block_sizes_, loop_depths, out_.ra, out_.block_ir);
+        out_.ra.num_vregs = next_vreg_;
+    }
+
+    const Function& f_;
+    const DataFlowGraph& dfg_;
+    VCode& out_;
+    BlockOrder order_;
+
+    std::vector<uint32_t> op_counts_;    // operands per instruction, parallel to out_.insts
+    std::vector<uint32_t> block_sizes_;  // instructions per VCode block (reversed until finish_insts)
+    uint32_t cur_inst_ = kNone;
+
+    SecondaryMap<Value, uint8_t> needed_;
+    uint32_t next_vreg_ = 0;
+
+private:
+    bool unused(Inst i) const {
+        const InstructionData& d = dfg_[i];
+        if (!is_pure_for_lowering(d)) return false;
+        for (Value r : dfg_.inst_results(i)) {
+            if (needed_[r]) return false;
+        }
+        return true;
+    }
+};
+
+}  // namespace heron
