@@ -18,39 +18,10 @@ namespace {
 using testing::GenOptions;
 using testing::RandomSource;
 
-struct NamedEnv {
-    const char* name;
-    MachineEnv env;
-};
-
-std::vector<NamedEnv> test_envs() {
-    return {{"x64", testing::x64_env()},
-            {"tiny4", testing::tiny_env(4, 4)},
-            {"tiny3", testing::tiny_env(3, 3)},
-            {"tiny2", testing::tiny_env(2, 2)},
-            {"mixed", testing::tiny_env(3, 2)}};
-}
-
-// Generator settings drawn per seed: block and instruction counts (blocks
-// with only their jump included), edge density and locality, parameters,
-// and the share of floats, fixed registers, calls and memory operands.
+// Generator settings drawn per seed (testing::varied_options).
 GenOptions varied_options(uint64_t seed) {
     RandomSource meta(seed * 7919 + 13);
-    GenOptions opt;
-    opt.max_blocks = meta.between(1, 40);
-    opt.min_blocks = meta.between(1, opt.max_blocks);
-    opt.max_insts = meta.between(1, 20);
-    opt.min_insts = meta.between(0, opt.max_insts);
-    opt.extra_edge_percent = meta.below(90);
-    opt.max_params = meta.below(7);
-    opt.float_percent = meta.below(60);
-    opt.fixed_percent = meta.below(40);
-    opt.call_percent = meta.below(25);
-    opt.call_clobbers_all_percent = meta.below(100);
-    opt.far_use_percent = meta.below(50);
-    opt.any_percent = meta.below(60);
-    opt.edge_window = meta.chance(50) ? meta.between(1, 10) : 0;
-    return opt;
+    return testing::varied_options(meta);
 }
 
 std::string describe(const Function& f) {
@@ -59,12 +30,12 @@ std::string describe(const Function& f) {
 }
 
 TEST(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
-    const auto envs = test_envs();
+    const auto envs = testing::test_envs();
     Context ctx;
     Output out;
     uint64_t spills = 0, edits = 0, insts = 0;
     for (uint64_t seed = 1; seed <= 5000; ++seed) {
-        const NamedEnv& e = envs[seed % envs.size()];
+        const testing::NamedEnv& e = envs[seed % envs.size()];
         RandomSource rng(seed);
         GenOptions opt;
         if (seed % 7 == 0) {  // a few bigger ones

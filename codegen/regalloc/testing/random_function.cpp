@@ -45,6 +45,29 @@ MachineEnv tiny_env(unsigned int_regs, unsigned float_regs) {
     return env;
 }
 
+std::vector<NamedEnv> test_envs() {
+    return {{"x64", x64_env()},           {"tiny4", tiny_env(4, 4)}, {"tiny3", tiny_env(3, 3)},
+            {"tiny2", tiny_env(2, 2)},    {"mixed", tiny_env(3, 2)}, {"wide", tiny_env(6, 3)}};
+}
+
+GenOptions varied_options(RandomSource& meta) {
+    GenOptions opt;
+    opt.max_blocks = meta.between(1, 40);
+    opt.min_blocks = meta.between(1, opt.max_blocks);
+    opt.max_insts = meta.between(1, 20);
+    opt.min_insts = meta.between(0, opt.max_insts);
+    opt.extra_edge_percent = meta.below(90);
+    opt.max_params = meta.below(7);
+    opt.float_percent = meta.below(60);
+    opt.fixed_percent = meta.below(40);
+    opt.call_percent = meta.below(25);
+    opt.call_clobbers_all_percent = meta.below(100);
+    opt.far_use_percent = meta.below(50);
+    opt.any_percent = meta.below(60);
+    opt.edge_window = meta.chance(50) ? meta.between(1, 10) : 0;
+    return opt;
+}
+
 PRegSet caller_saved(const MachineEnv& env) {
     PRegSet set;
     const bool x64 = env.allocatable[0].size() == 13 && env.scratch[0].hw == 11;

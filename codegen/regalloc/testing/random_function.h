@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "codegen/regalloc/regalloc.h"
 
@@ -63,6 +64,13 @@ struct GenOptions {
     uint32_t any_percent = 20;                // Any instead of Reg where the form allows
 };
 
+/// Generator settings drawn from `meta`: block and instruction counts
+/// (blocks with only their jump included), edge density and locality,
+/// parameters, and the shares of floats, fixed registers, calls and memory
+/// operands. The property tests draw them per seed, fuzz_regalloc from its
+/// input's first bytes.
+GenOptions varied_options(RandomSource& meta);
+
 /// A random function valid for `env` (whose classes each need at least one
 /// allocatable register; instructions that need more are left out).
 Function random_function(RandomSource& rng, const MachineEnv& env, const GenOptions& options = {});
@@ -73,6 +81,14 @@ MachineEnv x64_env();
 /// A small environment: the first `int_regs` / `float_regs` registers of
 /// each class, scratch the next one.
 MachineEnv tiny_env(unsigned int_regs, unsigned float_regs);
+/// The environments the property tests and fuzz_regalloc run in, from
+/// x86-64 down to two registers per class.
+struct NamedEnv {
+    const char* name;
+    MachineEnv env;
+};
+std::vector<NamedEnv> test_envs();
+
 /// The registers a call clobbers in `env`: for x64_env() the System V
 /// caller-saved ones, else the first half of each class.
 PRegSet caller_saved(const MachineEnv& env);
