@@ -1,18 +1,22 @@
 // fuzz_builder: bytes -> a small structured program over typed variables
 // (assignments, if/else, switches, loops with break/continue to any
-// enclosing loop, early returns, dead code after them) -> the program is
-// emitted through FunctionBuilder, Switch and LoopScopes with the choices
-// the bytes make: which arm is built first, when each block is sealed (as
-// soon as its predecessors are known, much later, or by seal_all_blocks at
-// the end), when each variable is declared, whether a loop tests in its
-// header (loop_while) or breaks out of its body (enter_body + break_if).
+// enclosing loop, early returns, conditional traps, dead code after them;
+// expressions that add, multiply, divide and take remainders, so they may
+// trap) -> the program is emitted through FunctionBuilder, Switch and
+// LoopScopes with the choices the bytes make: which arm is built first,
+// when each block is sealed (as soon as its predecessors are known, much
+// later, or by seal_all_blocks at the end), when each variable is
+// declared, whether a loop tests in its header (loop_while) or breaks out
+// of its body (enter_body + break_if).
 //
 // Checked: the builder reports no error, the function verifies, it has no
 // trivial block parameter (Braun et al. minimality, after finalize; reported,
-// not fatal, while the known bug noted below is open), and
-// for several argument pairs the interpreter returns what a direct
-// evaluation of the program (the model: a map from variables to values)
-// computes. Variables nobody assigned read as zero, as the builder promises.
+// not fatal, while the known bug noted below is open), and for three
+// argument pairs the interpreter (with fuel) does what a direct evaluation
+// of the program (the model: a map from variables to values) does, and the
+// x86-64 JIT does what the interpreter did: the same returned bits or the
+// same trap code. Variables nobody assigned read as zero, as the builder
+// promises.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +28,8 @@
 #include "codegen/ir/printer.h"
 #include "codegen/verifier/verifier.h"
 #include "frontend/function_builder.h"
+#include "fuzz/gen/diff.h"
+#include "fuzz/gen/jit_engine.h"
 #include "frontend/loops.h"
 #include "frontend/switch.h"
 
@@ -63,7 +69,7 @@ uint64_t sext(uint64_t v, Type t) {
 // --- the program ---------------------------------------------------------------
 
 struct Expr {
-    enum Op { Var, Const, Add, Sub, Mul, And, Or, Xor } op = Const;
+    enum Op { Var, Const, Add, Sub, Mul, And, Or, Xor, Udiv, Sdiv, Urem, Srem } op = Const;
     Type ty;             // the type it computes in
     uint32_t var = 0;    // Var
     bool sign = false;   // Var of a narrower type: sextend instead of uextend
@@ -80,17 +86,17 @@ struct Stmt;
 using Stmts = std::vector<std::unique_ptr<Stmt>>;
 
 struct Stmt {
-    enum Kind { Assign, If, Loop, Switch, Break, Continue, BreakIf, ContinueIf, Return } kind = Assign;
+    enum Kind { Assign, If, Loop, Switch, Break, Continue, BreakIf, ContinueIf, Return, TrapIf } kind = Assign;
     uint32_t var = 0;             // Assign
     std::unique_ptr<Expr> e;      // Assign value, Switch selector
-    Cond cond;                    // If, BreakIf, ContinueIf
+    Cond cond;                    // If, BreakIf, ContinueIf, TrapIf (trapnz)
     uint32_t outer = 0;           // Break/Continue(If): loops out
     uint32_t trips = 0;           // Loop
     bool header_test = true;      // Loop: loop_while, else enter_body + break_if
     std::vector<Stmts> arms;      // If: then, else; Loop: body; Switch: cases..., default
     std::vector<std::pair<uint64_t, uint32_t>> cases;  // Switch: value -> arm
     bool else_first = false;      // If: build the else arm first
-    uint64_t site = 0;            // Return: its number, from 1 in program order
+    uint64_t site = 0;            // Return: its number, from 1 in program order; TrapIf: user code
 };
 
 /// The unstructured mode: numbered blocks with assignments and a
@@ -169,9 +175,24 @@ private:
             e->op = Expr::Const;
             e->k = (in_.flip() ? in_.below(8) : in_.u64()) & ty.mask();
         } else {
-            e->op = static_cast<Expr::Op>(Expr::Add + in_.below(6));
+            // One binary operator in four divides (and may trap); three
+            // divisors in four are or-ed with 1, so not every division
+            // by a variable nobody assigned ends the run.
+            const uint32_t op = in_.below(16);
+            e->op = static_cast<Expr::Op>(op < 12 ? Expr::Add + op / 2 : Expr::Udiv + (op - 12));
             e->a = expr(ty, depth + 1);
             e->b = expr(ty, depth + 1);
+            if (e->op >= Expr::Udiv && in_.below(4) != 0) {
+                auto one = std::make_unique<Expr>();
+                one->ty = ty;
+                one->k = 1;
+                auto guarded = std::make_unique<Expr>();
+                guarded->op = Expr::Or;
+                guarded->ty = ty;
+                guarded->a = std::move(e->b);
+                guarded->b = std::move(one);
+                e->b = std::move(guarded);
+            }
         }
         return e;
     }
@@ -235,6 +256,10 @@ private:
         } else if (r >= 96) {
             s->kind = Stmt::Return;
             s->site = ++sites_;
+        } else if (r >= 92) {
+            s->kind = Stmt::TrapIf;
+            s->cond = cond();
+            s->site = ++sites_;  // user trap code 1..kMaxStmts
         } else {
             s->kind = Stmt::Assign;
             s->var = in_.below(kVars);
@@ -264,6 +289,12 @@ uint64_t fold(const uint64_t (&vars)[kVars], uint64_t site) {
     return h;
 }
 
+/// What the function does: returns `value`, or traps with `trap`.
+struct Outcome {
+    uint8_t trap = 0;  // TrapCode byte, 0: returned
+    uint64_t value = 0;
+};
+
 class Model {
 public:
     Model(const Type (&var_types)[kVars], uint64_t a, uint64_t b) : types_(var_types) {
@@ -271,23 +302,30 @@ public:
         vars_[1] = b & types_[1].mask();
     }
 
-    uint64_t run(const Stmts& program) {
+    Outcome run(const Stmts& program) {
         Flow f = stmts(program);
-        return f.kind == Flow::Return ? f.value : fold(vars_, 0);
+        if (f.kind == Flow::Trap) return {trap_, 0};
+        return {0, f.kind == Flow::Return ? f.value : fold(vars_, 0)};
     }
 
-    uint64_t run(const Cfg& blocks) {
+    Outcome run(const Cfg& blocks) {
         uint32_t fuel = 0;
         for (uint32_t at = 0;;) {
-            if (at != 0 && ++fuel > kFuel) return fold(vars_, kOutOfFuelSite);
+            if (at != 0 && ++fuel > kFuel) return {0, fold(vars_, kOutOfFuelSite)};
             const CfgBlock& b = blocks[at];
-            stmts(b.body);
+            if (stmts(b.body).kind == Flow::Trap) return {trap_, 0};
             switch (b.term) {
-            case CfgBlock::Return: return fold(vars_, b.site);
+            case CfgBlock::Return: return {0, fold(vars_, b.site)};
             case CfgBlock::Jump: at = b.targets[0]; break;
-            case CfgBlock::Brif: at = b.targets[test(b.cond) ? 0 : 1]; break;
+            case CfgBlock::Brif: {
+                const bool t = test(b.cond);
+                if (trap_) return {trap_, 0};
+                at = b.targets[t ? 0 : 1];
+                break;
+            }
             case CfgBlock::Switch: {
                 const uint64_t v = eval(*b.e);
+                if (trap_) return {trap_, 0};
                 at = b.targets[0];
                 for (auto [x, t] : b.cases)
                     if (x == v) at = t;
@@ -299,33 +337,64 @@ public:
 
 private:
     struct Flow {
-        enum Kind { Normal, Break, Continue, Return } kind = Normal;
+        enum Kind { Normal, Break, Continue, Return, Trap } kind = Normal;
         uint32_t outer = 0;
         uint64_t value = 0;
     };
 
+    // Operands are evaluated left to right, as the emitter emits them, so
+    // the first trap in that order is the one the function reports.
+    void raise(uint8_t code) {
+        if (!trap_) trap_ = code;
+    }
+
+    uint64_t divide(Expr::Op op, uint64_t x, uint64_t y, Type ty) {
+        if (y == 0) {
+            raise(TrapCode::kIntegerDivisionByZero);
+            return 0;
+        }
+        const int64_t sx = static_cast<int64_t>(sext(x, ty)), sy = static_cast<int64_t>(sext(y, ty));
+        const bool min_by_minus_one = sy == -1 && sx == static_cast<int64_t>(sext(uint64_t{1} << (ty.bits() - 1), ty));
+        switch (op) {
+        case Expr::Udiv: return x / y;
+        case Expr::Urem: return x % y;
+        case Expr::Sdiv:
+            if (min_by_minus_one) {
+                raise(TrapCode::kIntegerOverflow);
+                return 0;
+            }
+            return static_cast<uint64_t>(sx / sy) & ty.mask();
+        case Expr::Srem: return min_by_minus_one ? 0 : static_cast<uint64_t>(sx % sy) & ty.mask();
+        default: return 0;
+        }
+    }
+
     uint64_t eval(const Expr& e) {
         const uint64_t m = e.ty.mask();
+        if (e.op == Expr::Var) return convert(vars_[e.var], types_[e.var], e.ty, e.sign);
+        if (e.op == Expr::Const) return e.k;
+        const uint64_t a = eval(*e.a);
+        const uint64_t b = eval(*e.b);
         switch (e.op) {
-        case Expr::Var: return convert(vars_[e.var], types_[e.var], e.ty, e.sign);
-        case Expr::Const: return e.k;
-        case Expr::Add: return (eval(*e.a) + eval(*e.b)) & m;
-        case Expr::Sub: return (eval(*e.a) - eval(*e.b)) & m;
-        case Expr::Mul: return (eval(*e.a) * eval(*e.b)) & m;
-        case Expr::And: return eval(*e.a) & eval(*e.b);
-        case Expr::Or: return eval(*e.a) | eval(*e.b);
-        case Expr::Xor: return eval(*e.a) ^ eval(*e.b);
+        case Expr::Add: return (a + b) & m;
+        case Expr::Sub: return (a - b) & m;
+        case Expr::Mul: return (a * b) & m;
+        case Expr::And: return a & b;
+        case Expr::Or: return a | b;
+        case Expr::Xor: return a ^ b;
+        default: return divide(e.op, a, b, e.ty);
         }
-        return 0;
     }
 
     bool test(const Cond& c) {
         const uint64_t a = eval(*c.a);
+        if (c.kind == Cond::NonZero) return a != 0;
+        const uint64_t b = eval(*c.b);
         switch (c.kind) {
         case Cond::NonZero: return a != 0;
-        case Cond::Ult: return a < eval(*c.b);
-        case Cond::Slt: return static_cast<int64_t>(sext(a, c.a->ty)) < static_cast<int64_t>(sext(eval(*c.b), c.a->ty));
-        case Cond::Eq: return a == eval(*c.b);
+        case Cond::Ult: return a < b;
+        case Cond::Slt: return static_cast<int64_t>(sext(a, c.a->ty)) < static_cast<int64_t>(sext(b, c.a->ty));
+        case Cond::Eq: return a == b;
         }
         return false;
     }
@@ -339,13 +408,23 @@ private:
     }
 
     Flow stmt(const Stmt& s) {
+        const Flow trapped{Flow::Trap, 0, 0};
         switch (s.kind) {
-        case Stmt::Assign: vars_[s.var] = eval(*s.e); return {};
-        case Stmt::If: return stmts(s.arms[test(s.cond) ? 0 : 1]);
+        case Stmt::Assign: {
+            const uint64_t v = eval(*s.e);
+            if (trap_) return trapped;
+            vars_[s.var] = v;
+            return {};
+        }
+        case Stmt::If: {
+            const bool t = test(s.cond);
+            if (trap_) return trapped;
+            return stmts(s.arms[t ? 0 : 1]);
+        }
         case Stmt::Loop:
             for (uint32_t c = 1; c <= s.trips; ++c) {
                 Flow f = stmts(s.arms[0]);
-                if (f.kind == Flow::Return) return f;
+                if (f.kind == Flow::Return || f.kind == Flow::Trap) return f;
                 if (f.kind == Flow::Break || f.kind == Flow::Continue) {
                     if (f.outer > 0) return Flow{f.kind, f.outer - 1, 0};
                     if (f.kind == Flow::Break) break;
@@ -354,14 +433,25 @@ private:
             return {};
         case Stmt::Switch: {
             const uint64_t v = eval(*s.e);
+            if (trap_) return trapped;
             for (auto [x, arm] : s.cases)
                 if (x == v) return stmts(s.arms[arm]);
             return stmts(s.arms.back());
         }
         case Stmt::Break: return Flow{Flow::Break, s.outer, 0};
         case Stmt::Continue: return Flow{Flow::Continue, s.outer, 0};
-        case Stmt::BreakIf: return test(s.cond) ? Flow{Flow::Break, s.outer, 0} : Flow{};
-        case Stmt::ContinueIf: return test(s.cond) ? Flow{Flow::Continue, s.outer, 0} : Flow{};
+        case Stmt::BreakIf:
+        case Stmt::ContinueIf:
+        case Stmt::TrapIf: {
+            const bool t = test(s.cond);
+            if (trap_) return trapped;
+            if (!t) return {};
+            if (s.kind == Stmt::TrapIf) {
+                raise(TrapCode::user(static_cast<uint8_t>(s.site)).byte);
+                return trapped;
+            }
+            return Flow{s.kind == Stmt::BreakIf ? Flow::Break : Flow::Continue, s.outer, 0};
+        }
         case Stmt::Return: return Flow{Flow::Return, 0, fold(vars_, s.site)};
         }
         return {};
@@ -369,6 +459,7 @@ private:
 
     const Type (&types_)[kVars];
     uint64_t vars_[kVars] = {};
+    uint8_t trap_ = 0;
 };
 
 // --- the emitter -------------------------------------------------------------------
@@ -520,18 +611,26 @@ private:
         return x;
     }
 
+    // Left operand first (C++ leaves the order of arguments open), as the
+    // model evaluates: the first trap in that order is the one reported.
     Value expr(const Expr& e) {
+        if (e.op == Expr::Var) return read(e.var, e.ty, e.sign);
+        if (e.op == Expr::Const) return b_.ins().iconst(e.ty, static_cast<int64_t>(e.k));
+        const Value x = expr(*e.a);
+        const Value y = expr(*e.b);
         switch (e.op) {
-        case Expr::Var: return read(e.var, e.ty, e.sign);
-        case Expr::Const: return b_.ins().iconst(e.ty, static_cast<int64_t>(e.k));
-        case Expr::Add: return b_.ins().iadd(expr(*e.a), expr(*e.b));
-        case Expr::Sub: return b_.ins().isub(expr(*e.a), expr(*e.b));
-        case Expr::Mul: return b_.ins().imul(expr(*e.a), expr(*e.b));
-        case Expr::And: return b_.ins().band(expr(*e.a), expr(*e.b));
-        case Expr::Or: return b_.ins().bor(expr(*e.a), expr(*e.b));
-        case Expr::Xor: return b_.ins().bxor(expr(*e.a), expr(*e.b));
+        case Expr::Add: return b_.ins().iadd(x, y);
+        case Expr::Sub: return b_.ins().isub(x, y);
+        case Expr::Mul: return b_.ins().imul(x, y);
+        case Expr::And: return b_.ins().band(x, y);
+        case Expr::Or: return b_.ins().bor(x, y);
+        case Expr::Xor: return b_.ins().bxor(x, y);
+        case Expr::Udiv: return b_.ins().udiv(x, y);
+        case Expr::Sdiv: return b_.ins().sdiv(x, y);
+        case Expr::Urem: return b_.ins().urem(x, y);
+        case Expr::Srem: return b_.ins().srem(x, y);
+        default: return Value();
         }
-        return Value();
     }
 
     Value cond(const Cond& c) {
@@ -602,6 +701,7 @@ private:
         case Stmt::BreakIf: check(loops_.break_if(b_, cond(s.cond), s.outer)); return;
         case Stmt::ContinueIf: check(loops_.continue_if(b_, cond(s.cond), s.outer)); return;
         case Stmt::Return: ret(s.site); dead_block(); return;
+        case Stmt::TrapIf: b_.ins().trapnz(cond(s.cond), TrapCode::user(static_cast<uint8_t>(s.site))); return;
         }
     }
 
@@ -669,12 +769,47 @@ std::string trivial_param(const Function& f) {
     std::abort();
 }
 
+std::string describe(const Outcome& o) {
+    return o.trap ? "trap " + trapcode_name(TrapCode{o.trap}) : "return " + std::to_string(o.value);
+}
+
+bool matches(const InterpOutcome& got, const Outcome& want) {
+    if (want.trap) return got.kind == InterpOutcome::Kind::Trap && got.trap.byte == want.trap;
+    return got.kind == InterpOutcome::Kind::Return && got.values.size() == 1 &&
+           got.values[0].as_unsigned() == want.value;
+}
+
+// The generated programs end by construction (loops of at most kMaxTrips
+// trips, at most four deep; kFuel visits in the unstructured mode): far
+// below this many instructions. A run out of fuel is a runaway loop the
+// builder made, and is reported before the JIT would run it forever.
+constexpr uint64_t kInterpreterFuel = 2'000'000;
+
+/// With HERON_FUZZ_STATS set, what the runs did, printed at exit: how many
+/// calls returned and how many trapped, by code (the trap paths are
+/// exercised, not only generated).
+struct Stats {
+    bool on = std::getenv("HERON_FUZZ_STATS") != nullptr;
+    uint64_t functions = 0, returned = 0, trapped[256] = {};
+    ~Stats() {
+        if (!on) return;
+        std::fprintf(stderr, "fuzz_builder stats: %llu functions JIT-compiled, %llu calls returned",
+                     static_cast<unsigned long long>(functions), static_cast<unsigned long long>(returned));
+        for (unsigned c = 1; c < 256; ++c)
+            if (trapped[c]) std::fprintf(stderr, ", %llu trap %s", static_cast<unsigned long long>(trapped[c]),
+                                         trapcode_name(TrapCode{static_cast<uint8_t>(c)}).c_str());
+        std::fprintf(stderr, "\n");
+    }
+};
+Stats stats;
+
 template <typename Program>
 void check_program(Bytes& in, const Type (&var_types)[kVars], const Program& program) {
     Signature sig;
     sig.params = {AbiParam(types::I64), AbiParam(types::I64)};
     sig.returns = {AbiParam(types::I64)};
-    Function f(ExternalName::testcase("prog"), sig);
+    auto owned = std::make_unique<Function>(ExternalName::testcase("prog"), sig);
+    Function& f = *owned;
     static FunctionBuilderContext ctx;
     {
         FunctionBuilder b(f, ctx);
@@ -699,17 +834,44 @@ void check_program(Bytes& in, const Type (&var_types)[kVars], const Program& pro
         }
     }
 
-    static Interpreter interp;
     const uint64_t args[][2] = {{in.u64(), in.u64()}, {0, 0}, {1, ~uint64_t{0}}};
-    for (const auto& a : args) {
+    InterpOutcome interpreted[3];
+    Outcome wanted[3];
+    static Interpreter interp;
+    interp.set_fuel(kInterpreterFuel);
+    for (int k = 0; k < 3; ++k) {
+        const auto& a = args[k];
         const DataValue dv[2] = {DataValue::i64(static_cast<int64_t>(a[0])), DataValue::i64(static_cast<int64_t>(a[1]))};
-        InterpOutcome out = interp.call(f, dv);
-        const uint64_t want = Model(var_types, a[0], a[1]).run(program);
-        if (out.kind != InterpOutcome::Kind::Return) fail("interpreter did not return: " + out.message, f);
-        if (out.values[0].as_unsigned() != want)
+        interpreted[k] = interp.call(f, dv);
+        const Outcome want = wanted[k] = Model(var_types, a[0], a[1]).run(program);
+        if (!matches(interpreted[k], want))
             fail("args " + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ": interpreter " +
-                     std::to_string(out.values[0].as_unsigned()) + ", model " + std::to_string(want),
+                     gen::describe_outcome(interpreted[k]) + ", model " + describe(want),
                  f);
+    }
+
+    // The same function on the x86-64 JIT (register-allocation checker on),
+    // through the jit/ module API as fuzz_diff uses it: bit for bit the
+    // interpreter's outcome, trap codes included.
+    gen::Module m;
+    m.functions.push_back(std::move(owned));
+    gen::JitEngine jit;
+    std::string error;
+    if (!jit.load(m, error)) fail("JIT: " + error, f);
+    stats.functions += stats.on;
+    for (int k = 0; k < 3; ++k) {
+        const auto& a = args[k];
+        const DataValue dv[2] = {DataValue::i64(static_cast<int64_t>(a[0])), DataValue::i64(static_cast<int64_t>(a[1]))};
+        InterpOutcome got = jit.call(f, dv);
+        std::string why;
+        if (!gen::outcomes_match(interpreted[k], got, gen::NanCompare::Exact, why) || !matches(got, wanted[k]))
+            fail("args " + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ": interpreter " +
+                     gen::describe_outcome(interpreted[k]) + ", JIT " + gen::describe_outcome(got) + ", model " +
+                     describe(wanted[k]) + (why.empty() ? "" : " (" + why + ")"),
+                 f);
+        if (!stats.on) continue;
+        if (got.kind == InterpOutcome::Kind::Trap) ++stats.trapped[got.trap.byte];
+        else ++stats.returned;
     }
 }
 

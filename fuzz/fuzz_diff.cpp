@@ -51,6 +51,22 @@ std::string module_text(const Module& m) {
     return text;
 }
 
+/// With HERON_FUZZ_STATS set in the environment, the target counts what
+/// the optimizer did and prints it at exit: proof that the optimized side
+/// of the comparison runs changed code, not a copy of the input.
+struct OptStats {
+    bool on = std::getenv("HERON_FUZZ_STATS") != nullptr;
+    uint64_t functions = 0, changed = 0, loops = 0, hoisted = 0;
+    ~OptStats() {
+        if (on)
+            std::fprintf(stderr, "fuzz_diff stats: %llu functions optimized, %llu with loops, %llu changed by the pipeline, "
+                         "%llu changed by licm\n",
+                         static_cast<unsigned long long>(functions), static_cast<unsigned long long>(loops),
+                         static_cast<unsigned long long>(changed), static_cast<unsigned long long>(hoisted));
+    }
+};
+OptStats opt_stats;
+
 /// The JIT after the optimizer: each function is copied, run through
 /// kPipeline (verified after every pass that changes it) and compiled.
 class OptimizedJitEngine : public Engine {
@@ -63,7 +79,16 @@ public:
         copies_.clear();
         for (const auto& f : m.functions) {
             auto copy = std::make_unique<Function>(*f);
-            PassManager pm;
+            PassManagerOptions options;
+            options.verify_each = true;
+            std::string after_loop_form, after_licm;
+            if (opt_stats.on) {
+                options.dump_after = {"loop-form", "licm"};
+                options.dump = [&](std::string_view pass, const Function& func) {
+                    (pass == "licm" ? after_licm : after_loop_form) = print_function(func);
+                };
+            }
+            PassManager pm(options);
             if (auto e = pm.add_pipeline(kPipeline)) {
                 error = *e;
                 return false;
@@ -71,6 +96,13 @@ public:
             if (auto e = pm.run(*copy)) {
                 error = "%" + f->name.name + ": " + *e;
                 return false;
+            }
+            if (opt_stats.on) {
+                ++opt_stats.functions;
+                opt_stats.changed += print_function(*f) != print_function(*copy);
+                opt_stats.hoisted += after_loop_form != after_licm;
+                const LoopAnalysis* loops = pm.context().loops();
+                opt_stats.loops += loops && loops->num_loops() > 0;
             }
             copies_[f.get()] = copy.get();
             optimized_.functions.push_back(std::move(copy));
