@@ -36,6 +36,7 @@ struct VCodeBase {
     std::vector<std::vector<uint32_t>> jump_tables;   // BrTable targets (VCode blocks), default first
     std::vector<ExternalName> symbols;                // Call / FuncAddr targets, by MInst::aux
     uint32_t outgoing_args_size = 0;                  // bytes of stack arguments of the largest call
+    uint32_t incoming_args_popped = 0;                // `tail` convention: stack-argument bytes `ret` pops
 
     void clear() {
         ra.clear();
@@ -44,6 +45,7 @@ struct VCodeBase {
         jump_tables.clear();
         symbols.clear();
         outgoing_args_size = 0;
+        incoming_args_popped = 0;
     }
     uint32_t num_blocks() const { return ra.num_blocks(); }
 };

@@ -252,6 +252,79 @@ TEST(X64RegallocTest, SpilledConstantsAreRematerializedNotStored) {
     for (int k = 0; k < 12; ++k) EXPECT_EQ(cells[k], 1000 + k);
 }
 
+// Tail calls with stack arguments (docs/backend-x64.md, "Tail calls"): a
+// callee with a larger area than the caller's gets its arguments copied up
+// from the outgoing area after rbp, the callee-saved registers and the
+// return address are read; the return address is written last, just below
+// them. A smaller area has the arguments stored straight into the caller's
+// incoming area and the return address moved up to meet them.
+TEST(X64EmitTest, TailCallsMoveStackArgumentsAndTheReturnAddress) {
+    // asm_of's lines, without their leading blank.
+    auto lines = [](const std::string& text) {
+        std::string out;
+        std::istringstream in(asm_of(text));
+        for (std::string line; std::getline(in, line);) out += line.substr(line.find_first_not_of(' ')) + "\n";
+        return out;
+    };
+    std::string grow = lines(R"(
+function %f(i64) -> i64 tail {
+    fn0 = %g(i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64):
+    return_call fn0(v0, v0, v0, v0, v0, v0, v0)
+}
+)");
+    // A = 0, B = 16 (one stack argument, padded): the return address goes
+    // to rbp + 8 - 16.
+    EXPECT_NE(grow.find("mov [rsp], rdi\n"), std::string::npos) << grow;
+    EXPECT_NE(grow.find("lea r10, [rbp-0x08]\nmov rax, [rbp+0x08]\nmov rbp, [rbp]\nmovups xmm15, [rsp]\n"
+                        "movups [r10+0x08], xmm15\nmov [r10], rax\nmov rsp, r10\njmp r11\n"),
+              std::string::npos)
+        << grow;
+
+    std::string shrink = lines(R"(
+function %f(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+    fn0 = %g(i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64):
+    return_call fn0(v1, v2, v3, v4, v5, v6, v8)
+}
+)");
+    // A = 32 (three incoming stack arguments), B = 16: v8 (at [rbp+0x20])
+    // goes to [rbp + 16 + 32 - 16]; the return address moves up by 16.
+    EXPECT_NE(shrink.find("[rbp+0x20]\n"), std::string::npos) << shrink;
+    EXPECT_NE(shrink.find("pop rbp\nmov rax, [rsp]\nadd rsp, 0x10\nmov [rsp], rax\njmp r11\n"), std::string::npos)
+        << shrink;
+
+    // The callee pops its own area; a caller lowers rsp again after the call.
+    std::string callee = lines(R"(
+function %g(i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64):
+    return v6
+}
+)");
+    EXPECT_NE(callee.find("ret 0x10\n"), std::string::npos) << callee;
+    std::string caller = lines(R"(
+function %h(i64) -> i64 system_v {
+    fn0 = %g(i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64):
+    v1 = call fn0(v0, v0, v0, v0, v0, v0, v0)
+    return v1
+}
+)");
+    EXPECT_NE(caller.find("call [r11]\nsub rsp, 0x10\n"), std::string::npos) << caller;
+}
+
+TEST(X64EmitTest, TailConventionStackAreasOver64KiBAreCleanErrors) {
+    std::string params, names;
+    for (int k = 0; k < 8200; ++k) {
+        params += k ? ", i64" : "i64";
+        names += (k ? ", v" : "v") + std::to_string(k) + ": i64";
+    }
+    auto f = parse_one("function %f(" + params + ") -> i64 tail {\nblock0(" + names + "):\n    return v0\n}\n");
+    x64::VCode vc;
+    EXPECT_EQ(x64::lower_function(*f, x64::Settings::host(), vc),
+              "tail-convention function with 65552 bytes of stack arguments (at most 65520)");
+}
+
 TEST(X64EmitTest, JumpToTheNextBlockFallsThrough) {
     std::string code = asm_of(R"(
 function %f(i64) -> i64 {

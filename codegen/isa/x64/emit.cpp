@@ -92,6 +92,7 @@ private:
     void emit_load(uint32_t i, const MInst& m);
     void emit_store(uint32_t i, const MInst& m);
     void emit_fminmax(uint32_t i, const MInst& m);
+    void emit_tail_call(uint32_t i, const MInst& m);
     void jcc_float(Cond c, Label taken);
     const Function& f_;
     const VCode& vc_;
@@ -510,8 +511,11 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_store(uint32_t i, const MInst& m) {
-    x86::Mem mem = m.aux == 1 ? x86::ptr(x86::rsp, static_cast<int32_t>(m.imm))
-                              : x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm));
+    // aux 1: outgoing stack argument [rsp + imm]; 2: a tail call's stack
+    // argument in the incoming area [rbp + imm].
+    x86::Mem mem = m.aux == 1   ? x86::ptr(x86::rsp, static_cast<int32_t>(m.imm))
+                   : m.aux == 2 ? x86::ptr(x86::rbp, static_cast<int32_t>(m.imm))
+                                : x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm));
     unsigned size = m.size;
     mem.setSize(size);
     bool big = m.flags & mflags::kBig;
@@ -542,6 +546,60 @@ void Emitter::emit_store(uint32_t i, const MInst& m) {
     }
     if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
     a_.mov(mem, v);
+}
+
+void Emitter::emit_tail_call(uint32_t i, const MInst& m) {
+    // The register arguments are in place, and so is everything at or above
+    // the caller's incoming area. The callee address goes to r11 first (r11
+    // is never allocated); rax and r10 are free scratch here: neither is an
+    // argument register, and nothing else is live.
+    x86::Gp target = x86::gpq(kScratchGpr);
+    if (m.op == Op::TailCall) {
+        a_.mov(target, x86::qword_ptr(symbol_slot(m.aux)));
+        a_.mov(target, x86::qword_ptr(target));
+    } else {
+        a_.mov(target, gpr(i, 0, 8));
+    }
+    // A = the area this function was called with, B = the callee's. Both
+    // areas end at the same address (the caller's caller's rsp + A), so
+    // the callee's `ret B` leaves rsp where our `ret A` would have.
+    const int32_t a = static_cast<int32_t>(vc_.incoming_args_popped);
+    const int32_t b = static_cast<int32_t>(m.imm);
+    if (b <= a) {
+        // Lowering stored the stack arguments at the top of our incoming
+        // area ([rbp + 16 + A - B ..]); the return address moves up to
+        // just below them.
+        pop_frame();
+        if (b < a) {
+            a_.mov(x86::rax, x86::qword_ptr(x86::rsp));
+            a_.add(x86::rsp, a - b);
+            a_.mov(x86::qword_ptr(x86::rsp), x86::rax);
+        }
+        a_.jmp(target);
+        return;
+    }
+    // The callee needs more than we received: its arguments are at [rsp ..
+    // rsp + B) of this frame, and its return-address slot is R = rbp + 8 +
+    // A - B, below our own. The frame holds that B-byte outgoing area, so
+    // R + 8 > rsp: the copy goes to higher addresses and, done from the top
+    // down in 16-byte pieces, never overwrites a piece before reading it.
+    // The return address, the callee-saved registers and rbp are read
+    // before the copy runs over them; the return address is written last
+    // (R may lie inside the source).
+    a_.lea(x86::r10, x86::ptr(x86::rbp, 8 + a - b));
+    a_.mov(x86::rax, x86::qword_ptr(x86::rbp, 8));
+    for (size_t k = 0; k < saved_.size(); ++k) {
+        a_.mov(x86::gpq(saved_[k]), x86::qword_ptr(x86::rbp, -8 * static_cast<int32_t>(k + 1)));
+    }
+    a_.mov(x86::rbp, x86::qword_ptr(x86::rbp));
+    x86::Xmm t = x86::xmm(kScratchXmm);
+    for (int32_t off = b - 16; off >= 0; off -= 16) {
+        a_.movups(t, x86::ptr(x86::rsp, off));
+        a_.movups(x86::ptr(x86::r10, 8 + off), t);
+    }
+    a_.mov(x86::qword_ptr(x86::r10), x86::rax);
+    a_.mov(x86::rsp, x86::r10);
+    a_.jmp(target);
 }
 
 void Emitter::emit_fminmax(uint32_t i, const MInst& m) {
@@ -808,28 +866,27 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::BrTable: a_.jmp(gpr(i, 0, 8)); return;
-    case Op::Ret: epilogue(); return;
+    case Op::Ret:
+        if (vc_.incoming_args_popped == 0) {
+            epilogue();
+        } else {
+            // `tail` convention: the callee pops its stack arguments.
+            pop_frame();
+            a_.ret(asmjit::imm(vc_.incoming_args_popped));
+        }
+        return;
     case Op::Call:
         // The slot holds the address of the callee's GOT cell (compiled_code.h).
         a_.mov(x86::gpq(kScratchGpr), x86::qword_ptr(symbol_slot(m.aux)));
         a_.call(x86::qword_ptr(x86::gpq(kScratchGpr)));
+        if (m.imm) a_.sub(x86::rsp, static_cast<int32_t>(m.imm));  // a tail callee popped its arguments
         return;
-    case Op::CallInd: a_.call(gpr(i, 0, 8)); return;
+    case Op::CallInd:
+        a_.call(gpr(i, 0, 8));
+        if (m.imm) a_.sub(x86::rsp, static_cast<int32_t>(m.imm));
+        return;
     case Op::TailCall:
-    case Op::TailCallInd: {
-        // Arguments are in their registers; the callee address goes to r11
-        // before the frame is popped (r11 is never allocated).
-        x86::Gp target = x86::gpq(kScratchGpr);
-        if (m.op == Op::TailCall) {
-            a_.mov(target, x86::qword_ptr(symbol_slot(m.aux)));
-            a_.mov(target, x86::qword_ptr(target));
-        } else {
-            a_.mov(target, gpr(i, 0, 8));
-        }
-        pop_frame();
-        a_.jmp(target);
-        return;
-    }
+    case Op::TailCallInd: emit_tail_call(i, m); return;
     case Op::FuncAddr:
         a_.mov(gpr(i, 0, 8), x86::qword_ptr(symbol_slot(m.aux)));
         a_.mov(gpr(i, 0, 8), x86::qword_ptr(gpr(i, 0, 8)));

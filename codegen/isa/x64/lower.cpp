@@ -45,6 +45,28 @@ unsigned overflow_returns(const Signature& sig) {
     return over;
 }
 
+/// Bytes of stack arguments a call with `sig` passes (8 per argument that
+/// does not fit in a register; the return-area pointer takes rdi first).
+uint32_t stack_arg_bytes(const Signature& sig) {
+    unsigned ni = overflow_returns(sig) > 0 ? 1 : 0, nf = 0;
+    uint32_t n = 0;
+    for (const AbiParam& p : sig.params) {
+        if (p.type.is_float() ? nf++ >= kFloatArgRegs : ni++ >= std::size(kIntArgRegs)) n += 8;
+    }
+    return n;
+}
+
+/// The `tail` convention's stack-argument area (docs/backend-x64.md): the
+/// arguments padded to 16 bytes, popped by the callee on return. Other
+/// conventions leave their arguments to the caller (0).
+uint32_t callee_popped_bytes(const Signature& sig) {
+    if (sig.call_conv != CallConv::Tail) return 0;
+    return (stack_arg_bytes(sig) + 15) / 16 * 16;
+}
+
+/// `ret imm16` pops at most 65535 bytes; the area stays 16-byte aligned.
+constexpr uint32_t kMaxPoppedBytes = 65520;
+
 /// Whether result k of `sig` is returned in a register (else in the area).
 bool returned_in_reg(const Signature& sig, size_t k) {
     unsigned ni = 0, nf = 0;
@@ -364,6 +386,12 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
 
 std::string Lowerer::run() {
     begin_function();
+    // Needed by tail calls, which are lowered before the entry block.
+    out_.incoming_args_popped = callee_popped_bytes(f_.signature);
+    if (out_.incoming_args_popped > kMaxPoppedBytes) {
+        return "tail-convention function with " + std::to_string(out_.incoming_args_popped) +
+               " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
+    }
     folded_.resize(dfg_.num_insts());
     // Returns read the hidden return-area pointer, which the entry block
     // (lowered last) defines: name its vreg first.
@@ -416,10 +444,10 @@ std::string Lowerer::lower_args() {
         } else if (!t.is_float() && ni < std::size(kIntArgRegs)) {
             defs.push_back(Operand::def_fixed(v, gpr(kIntArgRegs[ni++])));
         } else {
-            if (sig.call_conv == CallConv::Tail) {
-                return "tail-convention functions with stack arguments are not supported by the x86-64 backend yet";
-            }
-            // Incoming stack argument: loaded from the caller's frame.
+            // Incoming stack argument: loaded from the caller's frame (for
+            // `tail`, the area this function pops). Every one is loaded
+            // here, so the area is dead afterwards and a tail call may
+            // store its own stack arguments there.
             MInst& m = emit(Op::Load, {Operand::def(v)});
             m.op = Op::Load;
             m.aux = 1;  // rbp-relative incoming argument (see emit.cpp)
@@ -1053,7 +1081,22 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     std::vector<Operand> ops;
     if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
     unsigned ni = 0, nf = 0;
-    uint32_t stack = 0;
+    // Bytes the callee pops on return (`tail` convention), which the caller
+    // subtracts from rsp again right after the call.
+    uint32_t popped = callee_popped_bytes(sig);
+    if (popped > kMaxPoppedBytes) {
+        return "call to a tail-convention function with " + std::to_string(popped) +
+               " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
+    }
+    // Where the stack arguments go (docs/backend-x64.md, "Tail calls"):
+    // [rsp + 8k] for a call, and for a tail call whose arguments fit in
+    // this function's own incoming area, straight into that area's top
+    // (every incoming stack argument was loaded at entry, so the area is
+    // dead); otherwise [rsp + 8k] too, and the TailCall copies them up.
+    uint32_t incoming = out_.incoming_args_popped;
+    bool in_place = tail && popped <= incoming;
+    uint8_t stack_base = in_place ? 2 : 1;  // Store aux: 2 = [rbp + imm], 1 = [rsp + imm]
+    int64_t stack = in_place ? 16 + int64_t{incoming} - popped : 0;
     unsigned over = overflow_returns(sig);
     uint32_t area_off = 0;
     if (over > 0 && tail) {
@@ -1061,12 +1104,10 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
         // writes straight into the caller's own return area.
         ops.push_back(Operand::use_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
     } else if (over > 0) {
-        // The return area lives above this call's stack arguments.
-        uint32_t nstack = 0, ci = 1, cf = 0;
-        for (Value a : args) {
-            if (type_of(a).is_float() ? cf++ >= kFloatArgRegs : ci++ >= std::size(kIntArgRegs)) ++nstack;
-        }
-        area_off = 8 * nstack;
+        // The return area lives above this call's stack arguments (above
+        // the whole popped area for a tail callee: its own tail calls may
+        // reuse all of that area).
+        area_off = std::max(stack_arg_bytes(sig), popped);
         VReg area = temp(RegClass::Int);
         MInst& m = emit(Op::LeaBase, {Operand::def(area)});
         m.aux = 1;  // rsp-relative (see emit.cpp)
@@ -1082,28 +1123,26 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
         } else if (!t.is_float() && ni < std::size(kIntArgRegs)) {
             ops.push_back(Operand::use_fixed(v, gpr(kIntArgRegs[ni++])));
         } else {
-            if (tail || sig.call_conv == CallConv::Tail) {
-                return "tail-convention calls with stack arguments are not supported by the x86-64 backend yet";
-            }
-            // Outgoing stack argument: stored at [rsp + stack] before the call.
+            // Outgoing stack argument: stored before the call.
             MInst& st = emit(Op::Store, {Operand::use(v)});
-            st.aux = 1;  // rsp-relative outgoing argument (see emit.cpp)
+            st.aux = stack_base;
             st.imm = stack;
             st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
             if (t.is_float()) st.flags |= mflags::kFloat;
             stack += 8;
         }
     }
-    out_.outgoing_args_size = std::max(out_.outgoing_args_size, stack);
+    if (!in_place) out_.outgoing_args_size = std::max(out_.outgoing_args_size, std::max<uint32_t>(popped, static_cast<uint32_t>(stack)));
     uint32_t sym = 0;
     if (!indirect) {
         sym = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
     }
     if (tail) {
-        // The caller's frame is popped and the callee entered with a jump;
-        // the arguments stay in their registers.
+        // The frame is popped and the callee entered with a jump; `imm` is
+        // the callee's stack-argument area (see emit.cpp).
         MInst& m = emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops);
         m.aux = sym;
+        m.imm = popped;
         return {};
     }
     auto results = dfg_.inst_results(inst);
@@ -1124,6 +1163,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     }
     MInst& m = emit_v(indirect ? Op::CallInd : Op::Call, ops);
     m.aux = sym;
+    m.imm = popped;  // the emitter lowers rsp again by what the callee popped
     for (auto [r, off] : from_area) {
         Type t = type_of(r);
         MInst& ld = emit(Op::Load, {Operand::def(def(r))});
