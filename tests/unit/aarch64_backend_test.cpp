@@ -237,15 +237,77 @@ block0:
     EXPECT_EQ(c.code.frame_size, 16u + 20000u + (16 - 20000 % 16) % 16);
 }
 
-TEST(Aarch64Backend, UnsupportedFormsAreCleanErrors) {
-    Compiled c = compile(R"(
+// Tail calls with stack arguments (docs/backend-aarch64.md, "Tail calls"):
+// a callee with a larger area than the caller's gets its arguments copied
+// up from the outgoing area after the frame record and callee-saved
+// registers are read back; a smaller or equal one has them stored straight
+// into the caller's incoming area, and sp moves up to them.
+TEST(Aarch64Backend, TailCallsMoveStackArgumentsIntoPlace) {
+    Compiled grow = compile(R"(
 function %f(i64) -> i64 tail {
-    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
 block0(v0: i64):
-    return_call fn0(v0, v0, v0, v0, v0, v0, v0, v0, v0)
+    return_call fn0(v0, v0, v0, v0, v0, v0, v0, v0, v0, v0, v0)
 }
 )");
-    EXPECT_EQ(c.error, "unsupported on aarch64: tail call with stack arguments in block0");
+    ASSERT_EQ(grow.error, "");
+    std::string t = text_of(grow.listing);
+    // A = 0, B = 32 (3 stack arguments padded to 16 bytes): the new sp is
+    // x29 + 16 - 32.
+    EXPECT_NE(t.find("sub x17, x29, #0x10\n  ldp x29, x30, [x29]\n  ldr q31, [sp, #0x10]\n  str q31, [x17, #0x10]\n"
+                     "  ldr q31, [sp]\n  str q31, [x17]\n  mov sp, x17\n  br x16\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("str x0, [sp, #0x10]\n"), std::string::npos) << "third stack argument\n" << t;
+
+    Compiled shrink = compile(R"(
+function %f(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64, v9: i64, v10: i64):
+    return_call fn0(v1, v2, v3, v4, v5, v6, v7, v8, v10)
+}
+)");
+    ASSERT_EQ(shrink.error, "");
+    t = text_of(shrink.listing);
+    // A = 32, B = 16: v10 (incoming at [x29 + 32]) goes to the top 16 bytes
+    // of the incoming area, [x29 + 16 + 32 - 16]; sp then moves up by 16.
+    EXPECT_NE(t.find("ldr x0, [x29, #0x20]\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("str x0, [x29, #0x20]\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("ldp x29, x30, [sp], #0x10\n  add sp, sp, #0x10\n  br x16\n"), std::string::npos) << t;
+
+    // The callee pops its own area on return; a caller lowers sp again.
+    Compiled callee = compile(R"(
+function %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64):
+    return v8
+}
+)");
+    ASSERT_EQ(callee.error, "");
+    EXPECT_NE(text_of(callee.listing).find("add sp, sp, #0x10\n  ret\n"), std::string::npos) << callee.listing;
+    Compiled caller = compile(R"(
+function %h(i64) -> i64 system_v {
+    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64):
+    v1 = call fn0(v0, v0, v0, v0, v0, v0, v0, v0, v0)
+    return v1
+}
+)");
+    ASSERT_EQ(caller.error, "");
+    EXPECT_NE(text_of(caller.listing).find("blr x16\n  sub sp, sp, #0x10\n"), std::string::npos) << caller.listing;
+}
+
+TEST(Aarch64Backend, UnsupportedFormsAreCleanErrors) {
+    // Over 64 KiB of tail-convention stack arguments (8200 of them).
+    std::string params;
+    for (int k = 0; k < 8200; ++k) params += k ? ", i64" : "i64";
+    Compiled c = compile("function %f(" + params + ") -> i64 tail {\nblock0(v0: i64" +
+                         [] {
+                             std::string s;
+                             for (int k = 1; k < 8200; ++k) s += ", v" + std::to_string(k) + ": i64";
+                             return s;
+                         }() +
+                         "):\n    return v0\n}\n");
+    EXPECT_EQ(c.error, "unsupported on aarch64: tail-convention function with 65536 bytes of stack arguments (at most 65520)");
 }
 
 TEST(Aarch64Backend, EveryRunFileTestFunctionCompiles) {

@@ -80,6 +80,7 @@ private:
     void emit_cvt_to_int(uint32_t i, const MInst& m);
     void emit_br_table(uint32_t i, const MInst& m);
     void emit_branch(uint32_t i, const MInst& m, uint32_t next_block);
+    void emit_tail_call(uint32_t i, const MInst& m);
     /// Blocks that are one bare jump (an edge block needing no moves) are not
     /// emitted: branches to them go straight to their final target.
     void find_forwarded_blocks();
@@ -249,6 +250,60 @@ void Emitter::pop_frame() {
         else a_.ldr(a64::x(saved_gprs_[a]), a64::ptr_post(a64::sp, 16));
     }
     a_.ldp(a64::x(regs::FP), a64::x(regs::LR), a64::ptr_post(a64::sp, 16));
+}
+
+void Emitter::emit_tail_call(uint32_t i, const MInst& m) {
+    // The register arguments are in place, and so is everything at or above
+    // the caller's incoming area. The callee address goes to x16 first (x16
+    // is never allocated).
+    if (m.op == Op::TailCall) {
+        a_.ldr(a64::x(kIp0), a64::ptr(symbol_slot(m.aux)));
+        a_.ldr(a64::x(kIp0), a64::ptr(a64::x(kIp0)));
+    } else {
+        a_.mov(a64::x(kIp0), gpr(i, 0, 8));
+    }
+    // A = the area this function was called with, B = the callee's. Both
+    // end at the same address (x29 + 16 + A), so the callee's return,
+    // popping B, leaves sp where ours, popping A, would have. x30 gets the
+    // caller's return address back from the frame record.
+    const int64_t a = vc_.incoming_args_popped;
+    const int64_t b = m.imm;
+    if (b <= a) {
+        // Lowering stored the stack arguments at the top of our incoming
+        // area ([x29 + 16 + A - B ..]): sp goes to their start.
+        pop_frame();
+        if (b < a) add_imm(a64::sp, a64::sp, a - b);
+        a_.br(a64::x(kIp0));
+        return;
+    }
+    // The callee needs more than we received: its arguments are at [sp ..
+    // sp + B) of this frame and go to [x29 + 16 + A - B ..), its new sp.
+    // The frame holds that B-byte outgoing area, so the destination is
+    // above the source: copied from the top down in 16-byte pieces, no
+    // piece is overwritten before it is read. The callee-saved registers
+    // and the frame record are read (fp-relative, sp untouched) before the
+    // copy runs over them.
+    a64::Gp dst = a64::x(kIp1);
+    add_imm(dst, a64::x(regs::FP), 16 + a - b);
+    size_t ng = saved_gprs_.size(), nf = saved_fprs_.size();
+    int32_t at = 0;
+    for (size_t k = 0; k < ng; k += 2) {
+        at -= 16;
+        if (k + 1 < ng) a_.ldp(a64::x(saved_gprs_[k]), a64::x(saved_gprs_[k + 1]), a64::ptr(a64::x(regs::FP), at));
+        else a_.ldr(a64::x(saved_gprs_[k]), a64::ptr(a64::x(regs::FP), at));
+    }
+    for (size_t k = 0; k < nf; k += 2) {
+        at -= 16;
+        if (k + 1 < nf) a_.ldp(a64::d(saved_fprs_[k]), a64::d(saved_fprs_[k + 1]), a64::ptr(a64::x(regs::FP), at));
+        else a_.ldr(a64::d(saved_fprs_[k]), a64::ptr(a64::x(regs::FP), at));
+    }
+    a_.ldp(a64::x(regs::FP), a64::x(regs::LR), a64::ptr(a64::x(regs::FP)));
+    for (int64_t off = b - 16; off >= 0; off -= 16) {
+        a_.ldr(a64::VecV(31), a64::ptr(a64::sp, static_cast<int32_t>(off)));
+        a_.str(a64::VecV(31), a64::ptr(dst, static_cast<int32_t>(off)));
+    }
+    a_.mov(a64::sp, dst);
+    a_.br(a64::x(kIp0));
 }
 
 void Emitter::emit_edit(const ra::Edit& e) {
@@ -438,8 +493,9 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_store(uint32_t i, const MInst& m) {
-    bool to_sp = m.op == Op::StoreSp;
-    a64::Gp base = to_sp ? a64::Gp(a64::sp) : gpr(i, 1, 8);
+    a64::Gp base = m.op == Op::StoreSp   ? a64::Gp(a64::sp)
+                   : m.op == Op::StoreFp ? a64::Gp(a64::x(regs::FP))
+                                         : gpr(i, 1, 8);
     unsigned size = m.size;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
@@ -682,7 +738,8 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     case Op::Load:
     case Op::LoadSp: emit_load(i, m); return;
     case Op::Store:
-    case Op::StoreSp: emit_store(i, m); return;
+    case Op::StoreSp:
+    case Op::StoreFp: emit_store(i, m); return;
     case Op::StackAddr: add_imm(gpr(i, 0, 8), a64::sp, slot_offset_[m.aux] + m.imm); return;
     case Op::SpAddr: add_imm(gpr(i, 0, 8), a64::sp, m.imm); return;
     case Op::FMov: {
@@ -710,6 +767,8 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     case Op::BrTable: emit_br_table(i, m); return;
     case Op::Ret:
         pop_frame();
+        // `tail` convention: the callee pops its stack arguments.
+        if (vc_.incoming_args_popped) add_imm(a64::sp, a64::sp, vc_.incoming_args_popped);
         a_.ret(a64::x(regs::LR));
         return;
     case Op::Call:
@@ -717,21 +776,14 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         a_.ldr(a64::x(kIp0), a64::ptr(symbol_slot(m.aux)));
         a_.ldr(a64::x(kIp0), a64::ptr(a64::x(kIp0)));
         a_.blr(a64::x(kIp0));
+        sub_sp(static_cast<uint64_t>(m.imm));  // a tail callee popped its arguments
         return;
-    case Op::CallInd: a_.blr(gpr(i, 0, 8)); return;
+    case Op::CallInd:
+        a_.blr(gpr(i, 0, 8));
+        sub_sp(static_cast<uint64_t>(m.imm));
+        return;
     case Op::TailCall:
-    case Op::TailCallInd:
-        // Arguments are in place; the target goes to x16 before the frame
-        // is popped (x16 is never allocated).
-        if (m.op == Op::TailCall) {
-            a_.ldr(a64::x(kIp0), a64::ptr(symbol_slot(m.aux)));
-            a_.ldr(a64::x(kIp0), a64::ptr(a64::x(kIp0)));
-        } else {
-            a_.mov(a64::x(kIp0), gpr(i, 0, 8));
-        }
-        pop_frame();
-        a_.br(a64::x(kIp0));
-        return;
+    case Op::TailCallInd: emit_tail_call(i, m); return;
     case Op::FuncAddr:
         a_.ldr(gpr(i, 0, 8), a64::ptr(symbol_slot(m.aux)));
         a_.ldr(gpr(i, 0, 8), a64::ptr(gpr(i, 0, 8)));

@@ -54,6 +54,29 @@ unsigned overflow_returns(const Signature& sig) {
     return over;
 }
 
+/// Bytes of stack arguments a call with `sig` passes (8 per argument that
+/// does not fit in a register).
+uint32_t stack_arg_bytes(const Signature& sig) {
+    unsigned ni = 0, nf = 0;
+    uint32_t n = 0;
+    for (const AbiParam& p : sig.params) {
+        if (p.type.is_float() ? nf++ >= kFloatArgRegs : ni++ >= kIntArgRegs) n += 8;
+    }
+    return n;
+}
+
+/// The `tail` convention's stack-argument area (docs/backend-aarch64.md):
+/// the arguments padded to 16 bytes, popped by the callee on return. Other
+/// conventions leave their arguments to the caller (0).
+uint32_t callee_popped_bytes(const Signature& sig) {
+    if (sig.call_conv != CallConv::Tail) return 0;
+    return (stack_arg_bytes(sig) + 15) / 16 * 16;
+}
+
+/// A tail call copies a growing area with `ldr/str q` and unsigned scaled
+/// offsets (at most 65520); the same bound as x86-64's `ret imm16`.
+constexpr uint32_t kMaxPoppedBytes = 65520;
+
 bool is_signed_cc(IntCC cc) {
     return cc == IntCC::Slt || cc == IntCC::Sge || cc == IntCC::Sgt || cc == IntCC::Sle;
 }
@@ -321,6 +344,12 @@ Cond Lowerer::lower_condition(Value c) {
 
 std::string Lowerer::run() {
     begin_function();
+    // Needed by tail calls, which are lowered before the entry block.
+    out_.incoming_args_popped = callee_popped_bytes(f_.signature);
+    if (out_.incoming_args_popped > kMaxPoppedBytes) {
+        return "unsupported on aarch64: tail-convention function with " + std::to_string(out_.incoming_args_popped) +
+               " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
+    }
     for (Block b : order_.rpo()) {
         for (auto i = f_.layout.first_inst(b); i; i = f_.layout.next_inst(*i)) {
             dfg_.for_each_inst_value(*i, [&](Value a) { ++use_count_[dfg_.resolve_aliases(a)]; });
@@ -373,7 +402,8 @@ std::string Lowerer::lower_args() {
         } else if (!t.is_float() && ni < kIntArgRegs) {
             defs.push_back(Operand::def_fixed(v, gpr(static_cast<uint8_t>(ni++))));
         } else {
-            if (sig.call_conv == CallConv::Tail) return "tail-convention function with stack arguments";
+            // Every incoming stack argument is loaded here, so the area is
+            // dead afterwards: a tail call may store its own arguments there.
             MInst& m = emit(Op::Load, {Operand::def(v)});
             m.aux = 1;  // [x29 + imm]: an incoming stack argument
             m.imm = stack_off;
@@ -930,18 +960,27 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     std::vector<Operand> ops;
     if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
     unsigned ni = 0, nf = 0;
-    uint32_t stack = 0;
+    // Bytes the callee pops on return (`tail` convention), which the caller
+    // subtracts from sp again right after the call.
+    uint32_t popped = callee_popped_bytes(sig);
+    if (popped > kMaxPoppedBytes) return "call with over 64 KiB of tail-convention stack arguments";
+    // Where the stack arguments go (docs/backend-aarch64.md, "Tail calls"):
+    // [sp + 8k] for a call, and for a tail call whose arguments fit in this
+    // function's own incoming area, straight into that area's top (every
+    // incoming stack argument was loaded at entry, so the area is dead);
+    // otherwise [sp + 8k] too, and the TailCall copies them up.
+    uint32_t incoming = out_.incoming_args_popped;
+    bool in_place = tail && popped <= incoming;
+    int64_t stack = in_place ? 16 + int64_t{incoming} - popped : 0;
     unsigned over = overflow_returns(sig);
     uint32_t area_off = 0;
     if (over > 0 && tail) {
         // Same return types (verifier): the callee writes into our own area.
         ops.push_back(Operand::use_fixed(ret_area_, gpr(X8)));
     } else if (over > 0) {
-        uint32_t nstack = 0, ci = 0, cf = 0;
-        for (Value a : args) {
-            if (type_of(a).is_float() ? cf++ >= kFloatArgRegs : ci++ >= kIntArgRegs) ++nstack;
-        }
-        area_off = 8 * nstack;
+        // Above the stack arguments (above the whole popped area for a tail
+        // callee: its own tail calls may reuse all of that area).
+        area_off = std::max(stack_arg_bytes(sig), popped);
         VReg area = temp();
         emit(Op::SpAddr, {Operand::def(area)}).imm = area_off;
         ops.push_back(Operand::use_fixed(area, gpr(X8)));
@@ -955,18 +994,23 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
         } else if (!t.is_float() && ni < kIntArgRegs) {
             ops.push_back(Operand::use_fixed(v, gpr(static_cast<uint8_t>(ni++))));
         } else {
-            if (tail || sig.call_conv == CallConv::Tail) return "tail call with stack arguments";
-            MInst& st = emit(Op::StoreSp, {Operand::use(v)});
+            MInst& st = emit(in_place ? Op::StoreFp : Op::StoreSp, {Operand::use(v)});
             st.imm = stack;
             st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
             if (t.is_float()) st.flags |= mflags::kFloat;
             stack += 8;
         }
     }
-    out_.outgoing_args_size = std::max(out_.outgoing_args_size, (stack + 15) / 16 * 16);
+    if (!in_place) {
+        uint32_t bytes = std::max<uint32_t>(popped, static_cast<uint32_t>(stack));
+        out_.outgoing_args_size = std::max(out_.outgoing_args_size, (bytes + 15) / 16 * 16);
+    }
     uint32_t sym = indirect ? 0 : symbol_index(dfg_.ext_funcs[d.func_ref()].name);
     if (tail) {
-        emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops).aux = sym;
+        // `imm`: the callee's stack-argument area (see emit.cpp).
+        MInst& m = emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops);
+        m.aux = sym;
+        m.imm = popped;
         return {};
     }
     auto results = dfg_.inst_results(inst);
@@ -984,7 +1028,9 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
             ops.push_back(Operand::def_fixed(def(r), gpr(static_cast<uint8_t>(ri++))));
         }
     }
-    emit_v(indirect ? Op::CallInd : Op::Call, ops).aux = sym;
+    MInst& call = emit_v(indirect ? Op::CallInd : Op::Call, ops);
+    call.aux = sym;
+    call.imm = popped;  // the emitter lowers sp again by what the callee popped
     for (auto [r, off] : from_area) {
         Type t = type_of(r);
         MInst& ld = emit(Op::LoadSp, {Operand::def(def(r))});
