@@ -38,5 +38,48 @@ TEST(JitDifferential, InterpreterAndJitAgreeOnRandomModules) {
     std::printf("%s (seeds 1..%llu)\n", total.summary().c_str(), static_cast<unsigned long long>(seed - 1));
 }
 
+// Signatures of up to 16 parameters: calls and tail calls with stack
+// arguments (more than the 6 or 8 integer / 8 float argument registers) of
+// every convention, `tail` callees popping their own area, and tail calls
+// whose callee's area is larger or smaller than the caller's.
+TEST(JitDifferential, StackArgumentsAndTailCallsAgree) {
+    GenOptions opts;
+    opts.canonicalize_nans = true;
+    opts.max_params = 16;
+    opts.max_functions = 8;
+    opts.inputs_per_function = 3;
+    DiffResult total;
+    InterpreterEngine interp;
+    JitEngine jit;
+    uint64_t seed = 1, tail_calls_with_stack_args = 0;
+    for (; (total.pairs < 3'000 || tail_calls_with_stack_args < 30) && seed < 20'000; ++seed) {
+        Entropy e(seed);
+        Module m = generate_module(e, opts);
+        for (const auto& f : m.functions) {
+            for (Block b : f->layout.blocks()) {
+                for (Inst i : f->layout.block_insts(b)) {
+                    Opcode op = f->dfg[i].opcode;
+                    if (op != Opcode::ReturnCall && op != Opcode::ReturnCallIndirect) continue;
+                    // More than 8 parameters: stack arguments on both targets.
+                    if (f->dfg.signatures[*f->dfg.call_signature(i)].params.size() > 8) ++tail_calls_with_stack_args;
+                }
+            }
+        }
+        DiffResult r = run_differential(m, interp, jit);
+        if (!r.ok()) {
+            std::string text;
+            for (const auto& f : m.functions) text += print_function(*f);
+            ADD_FAILURE() << "seed " << seed << ": " << r.summary() << "\n" << text;
+        }
+        total.merge(r);
+        if (total.mismatches > 0) break;
+    }
+    EXPECT_GE(total.pairs, 3'000u);
+    EXPECT_EQ(total.mismatches, 0u) << total.summary();
+    EXPECT_GE(tail_calls_with_stack_args, 30u) << "the modules must contain tail calls with stack arguments";
+    std::printf("%s (seeds 1..%llu, %llu tail calls with stack arguments)\n", total.summary().c_str(),
+                static_cast<unsigned long long>(seed - 1), static_cast<unsigned long long>(tail_calls_with_stack_args));
+}
+
 }  // namespace
 }  // namespace heron::gen

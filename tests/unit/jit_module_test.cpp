@@ -3,6 +3,7 @@
 // and free functions, report traps.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -176,6 +177,116 @@ block0(v0: i32, v1: i32):
     r = jit.call(id, ok);
     ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
     EXPECT_EQ(r.values[0], DataValue::i32(-3));
+}
+
+// Where each activation of %sp_ping / %sp_pong put its stack slot.
+struct SlotAddresses {
+    int64_t first = 0;
+    int64_t calls = 0;
+    int64_t moved = 0;  // activations whose slot was elsewhere than the first's
+    void record(int64_t addr) {
+        if (calls++ == 0) first = addr;
+        else if (addr != first) ++moved;
+    }
+};
+SlotAddresses g_ping_slots, g_pong_slots;
+int64_t record_ping_sp(int64_t addr) {
+    g_ping_slots.record(addr);
+    return 0;
+}
+int64_t record_pong_sp(int64_t addr) {
+    g_pong_slots.record(addr);
+    return 0;
+}
+
+// A million tail calls between two functions with stack arguments (13 and
+// 21 integers: the area grows on every ping -> pong and shrinks back on
+// every pong -> ping) run in constant stack space: each function's frame,
+// seen through the address of its stack slot, is at the same place in every
+// activation. With calls instead of tail calls the frames would pile up (and
+// a million of them overflow the stack).
+TEST(JitModuleTest, TailCallsWithStackArgumentsKeepTheStackPointer) {
+    Diagnostics errs;
+    auto fs = parse_functions(R"(
+function %sp_ping(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+    ss0 = explicit_slot 8
+    fn0 = %record_ping_sp(i64) -> i64 system_v
+    fn1 = %sp_pong(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64, v9: i64, v10: i64, v11: i64, v12: i64):
+    v13 = stack_addr.i64 ss0
+    v14 = call fn0(v13)
+    brif v0, block1, block2
+block1:
+    v15 = iconst.i64 1
+    v16 = isub v0, v15
+    v17 = iadd v1, v12
+    return_call fn1(v16, v17, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v1, v2, v3, v4, v5, v6, v7, v8)
+block2:
+    return v1
+}
+function %sp_pong(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+    ss0 = explicit_slot 8
+    fn0 = %record_pong_sp(i64) -> i64 system_v
+    fn1 = %sp_ping(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64, v9: i64, v10: i64, v11: i64, v12: i64, v13: i64, v14: i64, v15: i64, v16: i64, v17: i64, v18: i64, v19: i64, v20: i64):
+    v21 = stack_addr.i64 ss0
+    v22 = call fn0(v21)
+    brif v0, block1, block2
+block1:
+    v23 = iconst.i64 1
+    v24 = isub v0, v23
+    v25 = iadd v1, v20
+    return_call fn1(v24, v25, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12)
+block2:
+    return v1
+}
+)", errs);
+    ASSERT_TRUE(errs.empty()) << errs[0].format("text");
+    ASSERT_EQ(fs.size(), 2u);
+    JITBuilder b = checked();
+    b.symbol("record_ping_sp", reinterpret_cast<const void*>(&record_ping_sp));
+    b.symbol("record_pong_sp", reinterpret_cast<const void*>(&record_pong_sp));
+    JITModule jit(b);
+    FuncId ping = define(jit, *fs[0]);
+    define(jit, *fs[1]);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+
+    // The same hops in C++ (wrapping arithmetic).
+    constexpr int64_t kHops = 1000000;
+    std::vector<uint64_t> a(13);
+    a[0] = kHops;
+    for (size_t k = 1; k < 13; ++k) a[k] = k * 1000003 + (k << 40);
+    std::vector<DataValue> args;
+    for (uint64_t x : a) args.push_back(DataValue::i64(static_cast<int64_t>(x)));
+    uint64_t expected = 0;
+    for (std::vector<uint64_t> cur = a;;) {
+        if (cur[0] == 0) {
+            expected = cur[1];
+            break;
+        }
+        std::vector<uint64_t> next{cur[0] - 1, cur[1] + cur.back()};
+        if (cur.size() == 13) {  // ping -> pong
+            next.insert(next.end(), cur.begin() + 2, cur.begin() + 13);
+            next.insert(next.end(), cur.begin() + 1, cur.begin() + 9);
+        } else {  // pong -> ping
+            next.insert(next.end(), cur.begin() + 2, cur.begin() + 13);
+        }
+        cur = std::move(next);
+    }
+
+    g_ping_slots = {};
+    g_pong_slots = {};
+    JitCallOutcome r = jit.call(ping, args);
+    ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
+    ASSERT_EQ(r.values.size(), 1u);
+    EXPECT_EQ(static_cast<uint64_t>(r.values[0].bits), expected);
+    EXPECT_EQ(g_ping_slots.calls, kHops / 2 + 1);
+    EXPECT_EQ(g_pong_slots.calls, kHops / 2);
+    EXPECT_EQ(g_ping_slots.moved, 0) << "ping's frame moved";
+    EXPECT_EQ(g_pong_slots.moved, 0) << "pong's frame moved";
+    // pong's frame replaces ping's, so the two are close: apart by the
+    // difference in their argument areas, not by piled-up frames.
+    EXPECT_LT(std::abs(g_ping_slots.first - g_pong_slots.first), 1024);
 }
 
 TEST(JitModuleTest, InvalidIrIsRejectedWithVerifierMessage) {
