@@ -480,6 +480,23 @@ void SSABuilder::flatten_aliases(Function& func) {
 }
 
 uint32_t SSABuilder::remove_redundant_params(Function& func) {
+    // Removing a group can make a parameter that passed the group trivial,
+    // and removing that one can complete another group: alternate until a
+    // pass finds nothing. (Only functions where groups were removed pay
+    // for a second pass.)
+    uint32_t removed = remove_trivial_params(func);
+    for (;;) {
+        const uint32_t groups = remove_redundant_sccs(func);
+        removed += groups;
+        if (groups == 0) break;
+        const uint32_t trivial = remove_trivial_params(func);
+        removed += trivial;
+        if (trivial == 0) break;
+    }
+    return removed;
+}
+
+uint32_t SSABuilder::remove_trivial_params(Function& func) {
     DataFlowGraph& dfg = func.dfg;
     worklist_.clear();
     user_nodes_.clear();
@@ -512,15 +529,21 @@ uint32_t SSABuilder::remove_redundant_params(Function& func) {
         drop_param(func, p, same);
         ++removed;
         // Wake the parameters `p` was passed to, and hand them to `same`
-        // (they pass `same` now). Users that are gone, or are `same`
-        // itself, are dropped here, so the lists stay short along a
-        // cascade of removals.
+        // (they pass `same` now). `same` itself is woken too: where it
+        // received `p` it now receives itself, which can leave it trivial
+        // (an inner loop header's copy of the outer header's parameter).
+        // Users that are gone, or are `same` itself, leave the list here,
+        // so the lists stay short along a cascade of removals.
         uint32_t kept_head = kNone, kept_tail = kNone;
         for (uint32_t node = user_head_[p]; node != kNone;) {
             uint32_t next = user_nodes_[node].next;
             Value user = user_nodes_[node].user;
-            if (user != same && dfg.value_def(user).is_param()) {
-                worklist_.push_back(user);
+            if (!dfg.value_def(user).is_param()) {
+                node = next;
+                continue;
+            }
+            worklist_.push_back(user);
+            if (user != same) {
                 user_nodes_[node].next = kNone;
                 if (kept_tail == kNone) {
                     kept_head = node;
@@ -540,16 +563,20 @@ uint32_t SSABuilder::remove_redundant_params(Function& func) {
         }
         user_tail_[same] = kept_tail;
     }
-    return removed + remove_redundant_sccs(func);
+    return removed;
 }
 
-// Braun et al. 2013, section 3.2: in irreducible control flow parameters
-// can form cycles that pass nothing but each other and one outside value,
-// though none of them is trivial alone. Tarjan's algorithm (iterative, so
-// no depth limit) finds the strongly connected groups with the groups
-// they pass before them; a group with one outside value in all becomes
-// that value. (A group with several outside values may still hide smaller
-// redundant groups inside; those are kept.)
+// Braun et al. 2013, section 3.2: parameters can form groups that pass
+// nothing but each other and one outside value, though none of them is
+// trivial alone (irreducible control flow; or, in a loop nest, an outer
+// header's parameter and the copy of it an inner header received). Tarjan's
+// algorithm (iterative, so no depth limit) finds the strongly connected
+// groups, each after the groups it passes values from; a group with one
+// outside value in all becomes that value. A group with several outside
+// values may still hide a redundant group among its members that receive
+// nothing from outside it (the inner members): their groups are found and
+// settled next, before any group that comes later (the paper's recursion,
+// as a work stack).
 uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
     DataFlowGraph& dfg = func.dfg;
     scc_nodes_.clear();
@@ -577,23 +604,56 @@ uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
     t_index_.assign(n, kNone);
     t_low_.assign(n, 0);
     t_on_stack_.assign(n, 0);
+    in_set_.assign(n, 0);
     in_scc_.assign(n, 0);
+    set_gen_ = scc_gen_ = 0;
+    scc_members_.clear();
+    scc_work_.clear();
+    inner_.clear();
+    for (uint32_t u = 0; u < n; ++u) inner_.push_back(u);
+    find_sccs(func, inner_);
+    uint32_t removed = 0;
+    while (!scc_work_.empty()) {
+        const auto [begin, end] = scc_work_.back();
+        scc_work_.pop_back();
+        scc_.assign(scc_members_.begin() + begin, scc_members_.begin() + end);
+        removed += settle_scc(func);
+    }
+    return removed;
+}
+
+// Tarjan's algorithm over the parameter graph restricted to the nodes in
+// `set`; pushes the groups on the work stack so that they come off in the
+// order found (each after the groups it passes values from). Edges are
+// followed through aliases: a node removed since the graph was built
+// stands for the value it became.
+void SSABuilder::find_sccs(Function& func, const std::vector<uint32_t>& set) {
+    DataFlowGraph& dfg = func.dfg;
+    ++set_gen_;
+    for (uint32_t u : set) {
+        in_set_[u] = set_gen_;
+        t_index_[u] = kNone;
+        t_on_stack_[u] = 0;
+    }
     t_stack_.clear();
     t_frames_.clear();
-    uint32_t counter = 0, removed = 0;
+    const size_t first = scc_work_.size();
+    uint32_t counter = 0;
     auto visit = [&](uint32_t v) {
         t_index_[v] = t_low_[v] = counter++;
         t_stack_.push_back(v);
         t_on_stack_[v] = 1;
         t_frames_.push_back(TarjanFrame{v, adj_start_[v]});
     };
-    for (uint32_t root = 0; root < n; ++root) {
+    for (uint32_t root : set) {
         if (t_index_[root] != kNone) continue;
         visit(root);
         while (!t_frames_.empty()) {
             const uint32_t u = t_frames_.back().node;
             if (t_frames_.back().next_edge < adj_start_[u + 1]) {
-                const uint32_t w = adj_[t_frames_.back().next_edge++];
+                uint32_t w = node_of_[resolve(dfg, scc_nodes_[adj_[t_frames_.back().next_edge++]])];
+                if (w == 0 || w - 1 == u || in_set_[w - 1] != set_gen_) continue;
+                --w;
                 if (t_index_[w] == kNone) {
                     visit(w);
                 } else if (t_on_stack_[w]) {
@@ -607,38 +667,48 @@ uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
                 t_low_[parent] = std::min(t_low_[parent], t_low_[u]);
             }
             if (t_low_[u] != t_index_[u]) continue;
-            scc_.clear();
+            const uint32_t begin = static_cast<uint32_t>(scc_members_.size());
             uint32_t w;
             do {
                 w = t_stack_.back();
                 t_stack_.pop_back();
                 t_on_stack_[w] = 0;
-                scc_.push_back(w);
+                scc_members_.push_back(w);
             } while (w != u);
-            removed += settle_scc(func);
+            scc_work_.push_back({begin, static_cast<uint32_t>(scc_members_.size())});
         }
     }
-    return removed;
+    std::reverse(scc_work_.begin() + static_cast<std::ptrdiff_t>(first), scc_work_.end());
 }
 
 // The group in scc_: if all its members together receive one value from
 // outside the group (or none: dead code), they all become that value.
+// Otherwise its inner members (those receiving values only from inside
+// the group) are searched for smaller groups, settled next.
 uint32_t SSABuilder::settle_scc(Function& func) {
     DataFlowGraph& dfg = func.dfg;
     ++scc_gen_;
     for (uint32_t m : scc_) in_scc_[m] = scc_gen_;
     Value outer;
     bool several = false;
+    inner_.clear();
     for (uint32_t m : scc_) {
         Value p = scc_nodes_[m];
+        bool from_outside = false;
         for_each_incoming(*this, dfg, p, [&](Value arg) {
             Value a = resolve(dfg, arg);
             uint32_t node = node_of_[a];
-            if (a == p || (node != 0 && in_scc_[node - 1] == scc_gen_) || a == outer) return;
+            if (a == p || (node != 0 && in_scc_[node - 1] == scc_gen_)) return;
+            from_outside = true;
+            if (a == outer) return;
             if (outer.is_valid()) several = true;
             outer = a;
         });
-        if (several) return 0;
+        if (!from_outside) inner_.push_back(m);
+    }
+    if (several) {
+        if (!inner_.empty()) find_sccs(func, inner_);
+        return 0;
     }
     Value first = scc_nodes_[scc_[0]];
     if (!outer.is_valid()) {

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "codegen/ir/function.h"
@@ -172,8 +173,11 @@ public:
     /// incoming arguments are all one value or itself, repeating until none
     /// is left (removing one can make another redundant), then each strongly
     /// connected group of parameters that only pass each other and one
-    /// outside value (possible with irreducible control flow; Braun et al.
-    /// 2013, section 3.2). Returns how many it removed.
+    /// outside value (irreducible control flow, or copies of an outer loop
+    /// header's parameter in inner headers; Braun et al. 2013, section
+    /// 3.2), then trivial ones again if groups went, until a pass finds
+    /// nothing. Whatever the seal order, no parameter is left whose
+    /// arguments are all one value or itself. Returns how many it removed.
     uint32_t remove_redundant_params(Function& func);
 
 private:
@@ -215,7 +219,9 @@ private:
     bool unique_incoming(Function& func, Value param, Value& same);
     void add_user(Value used, Value user);
     void drop_param(Function& func, Value param, Value replacement);
+    uint32_t remove_trivial_params(Function& func);
     uint32_t remove_redundant_sccs(Function& func);
+    void find_sccs(Function& func, const std::vector<uint32_t>& set);
     uint32_t settle_scc(Function& func);
 
     DenseTable<Block, BlockData> blocks_;
@@ -244,17 +250,21 @@ private:
 
     // remove_redundant_sccs: the parameter graph (an edge from a parameter
     // to each parameter among its incoming arguments) and Tarjan's
-    // algorithm, iterative.
+    // algorithm, iterative, over a subset of the nodes (in_set_ ==
+    // set_gen_). Groups found wait on a work stack as ranges of
+    // scc_members_; scc_ is the group being settled, inner_ its members
+    // that receive nothing from outside it.
     struct TarjanFrame {
         uint32_t node, next_edge;
     };
     std::vector<Value> scc_nodes_;
     DenseTable<Value, uint32_t> node_of_;  // node + 1, 0 = not a node
     std::vector<uint32_t> adj_start_, adj_;
-    std::vector<uint32_t> t_index_, t_low_, t_stack_, in_scc_, scc_;
+    std::vector<uint32_t> t_index_, t_low_, t_stack_, in_set_, in_scc_, scc_, inner_, scc_members_;
+    std::vector<std::pair<uint32_t, uint32_t>> scc_work_;
     std::vector<uint8_t> t_on_stack_;
     std::vector<TarjanFrame> t_frames_;
-    uint32_t scc_gen_ = 0;
+    uint32_t set_gen_ = 0, scc_gen_ = 0;
 
     SideEffects side_effects_;
     std::vector<Value> removed_params_;

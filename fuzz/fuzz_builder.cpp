@@ -10,13 +10,12 @@
 // of its body (enter_body + break_if).
 //
 // Checked: the builder reports no error, the function verifies, it has no
-// trivial block parameter (Braun et al. minimality, after finalize; reported,
-// not fatal, while the known bug noted below is open), and for three
-// argument pairs the interpreter (with fuel) does what a direct evaluation
-// of the program (the model: a map from variables to values) does, and the
-// x86-64 JIT does what the interpreter did: the same returned bits or the
-// same trap code. Variables nobody assigned read as zero, as the builder
-// promises.
+// trivial block parameter (Braun et al. minimality, after finalize), and
+// for three argument pairs the interpreter (with fuel) does what a direct
+// evaluation of the program (the model: a map from variables to values)
+// does, and the x86-64 JIT does what the interpreter did: the same returned
+// bits or the same trap code. Variables nobody assigned read as zero, as
+// the builder promises.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -821,18 +820,7 @@ void check_program(Bytes& in, const Type (&var_types)[kVars], const Program& pro
     }
     VerifierErrors errs;
     if (!verify_function(f, errs)) fail("does not verify: " + format_verifier_errors(errs), f);
-    // Known open bug (issue #3): SSABuilder can leave a trivial parameter
-    // in a nested loop header of a reducible CFG (reproducer:
-    // fuzz/regressions/fuzz_builder-trivial-param-nested-loop). The IR is
-    // still correct, so until the fix lands this is reported, once per
-    // process, and the correctness checks below stay fatal.
-    if (std::string t = trivial_param(f); !t.empty()) {
-        static bool reported = false;
-        if (!reported) {
-            reported = true;
-            std::fprintf(stderr, "fuzz_builder: KNOWN BUG (issue #3): trivial block parameter %s\n", t.c_str());
-        }
-    }
+    if (std::string t = trivial_param(f); !t.empty()) fail("trivial block parameter " + t, f);
 
     const uint64_t args[][2] = {{in.u64(), in.u64()}, {0, 0}, {1, ~uint64_t{0}}};
     InterpOutcome interpreted[3];

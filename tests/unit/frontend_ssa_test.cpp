@@ -3,6 +3,9 @@
 // recursive lookup would overflow the native stack.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "codegen/interp/interpreter.h"
 #include "codegen/ir/cursor.h"
@@ -545,6 +548,210 @@ TEST(FrontendSsaTest, IrreducibleLoop) {
             EXPECT_EQ(out.values[0].as_signed(), reference(arg)) << "n = " << arg << (late ? " late" : " early");
         }
     }
+}
+
+// The shape of fuzz/corpus/fuzz_builder/trivial-param-nested-loop (found by
+// the fuzz_builder CI leg, issue #3), reduced: three nested loop headers Q
+// (outermost, entered with two different values of x), M and I, with x
+// changed nowhere inside. Depending on the seal order, I's parameter for x
+// survives until finalize and is removed there as a copy of M's, which
+// leaves M's parameter receiving only Q's value and itself; M's parameter
+// and Q's form a group with two outside values, so only re-checking M
+// after I's removal finds it. Block numbers put I before M, as in the
+// reproducer (finalize's worklist checked M first). Every order of sealing
+// the seven non-entry blocks after building them must give the minimal
+// parameters: x only in Q (where the entry paths differ), the counter n in
+// each header.
+TEST(FrontendSsaTest, NestedLoopHeadersMinimalForEverySealOrder) {
+    auto reference = [](int32_t a) {
+        int32_t x = a != 0 ? a : a + 1, n = 0;
+        while (n < 10) {      // Q
+            for (;;) {        // M
+                do {          // I (and its latch B)
+                    ++n;
+                } while (n & 1);
+                if (!(n < 6)) break;  // E: back to M, or out to Q
+            }
+        }
+        return x * 1000 + n;
+    };
+    Signature sig;
+    sig.params.push_back(AbiParam(types::I32));
+    sig.returns.push_back(AbiParam(types::I32));
+    FunctionBuilderContext ctx;
+    Interpreter interp;
+    uint32_t orders = 0;
+    std::vector<uint32_t> seal_order = {1, 2, 3, 4, 5, 6, 7};
+    do {
+        Function f(ExternalName::testcase("nest"), sig);
+        FunctionBuilder b(f, ctx);
+        // Created in this order: I and its blocks get lower numbers than M and Q.
+        Block entry = b.create_block(), bi = b.create_block(), bb = b.create_block(), be = b.create_block();
+        Block bm = b.create_block(), bq = b.create_block(), alt = b.create_block(), exit = b.create_block();
+        Variable x = b.declare_var(types::I32), n = b.declare_var(types::I32);
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Value a = b.block_params(entry)[0];
+        b.def_var(x, a);
+        b.def_var(n, b.ins().iconst(types::I32, 0));
+        b.ins().brif(a, bq, alt);
+
+        b.switch_to_block(alt);
+        b.def_var(x, b.ins().iadd_imm(a, 1));
+        b.ins().jump(bq);
+
+        b.switch_to_block(bq);
+        b.ins().brif(b.ins().icmp_imm(IntCC::Slt, b.use_var(n), 10), bm, exit);
+
+        b.switch_to_block(bm);
+        b.ins().jump(bi);
+
+        b.switch_to_block(bi);
+        b.def_var(n, b.ins().iadd_imm(b.use_var(n), 1));
+        b.ins().brif(b.ins().band(b.use_var(n), b.ins().iconst(types::I32, 1)), bb, be);
+
+        b.switch_to_block(bb);
+        b.ins().jump(bi);
+
+        b.switch_to_block(be);
+        b.ins().brif(b.ins().icmp_imm(IntCC::Slt, b.use_var(n), 6), bm, bq);
+
+        b.switch_to_block(exit);
+        Value r = b.ins().imul(b.use_var(x), b.ins().iconst(types::I32, 1000));
+        b.ins().return_({b.ins().iadd(r, b.use_var(n))});
+        for (uint32_t i : seal_order) b.seal_block(Block(i));
+        ASSERT_TRUE(b.finalize().ok());
+
+        std::string order;
+        for (uint32_t i : seal_order) order += " block" + std::to_string(i);
+        VerifierErrors errors;
+        ASSERT_TRUE(verify_function(f, errors)) << "sealed" << order << "\n"
+                                                << format_verifier_errors(errors) << print_function(f);
+        ASSERT_EQ(trivial_params(f), "") << "sealed" << order << "\n" << print_function(f);
+        ASSERT_EQ(f.dfg.num_block_params(bq), 2u) << "sealed" << order << "\n" << print_function(f);
+        ASSERT_EQ(f.dfg.num_block_params(bm), 1u) << "sealed" << order << "\n" << print_function(f);
+        ASSERT_EQ(f.dfg.num_block_params(bi), 1u) << "sealed" << order << "\n" << print_function(f);
+        for (Block other : {bb, be, alt, exit}) ASSERT_EQ(f.dfg.num_block_params(other), 0u) << print_function(f);
+        for (int32_t arg : {0, 5, -3}) {
+            DataValue v = DataValue::i32(arg);
+            InterpOutcome out = interp.call(f, std::span<const DataValue>(&v, 1));
+            ASSERT_EQ(out.kind, InterpOutcome::Kind::Return) << out.message;
+            ASSERT_EQ(out.values[0].as_signed(), reference(arg)) << "a = " << arg << ", sealed" << order;
+        }
+        ++orders;
+    } while (std::next_permutation(seal_order.begin(), seal_order.end()));
+    EXPECT_EQ(orders, 5040u);
+}
+
+// An irreducible loop (blocks a and bb enter each other) inside a reducible
+// one (header u), with k changed nowhere in either and entering u with two
+// different values. k's parameters in a, bb (and the latch, for some seal
+// orders) pass only each other and u's, and u's receives them back: one
+// group with two outside values, in which the inner ones form a smaller
+// group with one outside value (u's parameter). No parameter is trivial
+// alone, so only the search inside the group removes them (Braun et al.
+// 2013, section 3.2, the recursion over inner members). Every seal order.
+TEST(FrontendSsaTest, RedundantGroupInsideLargerGroupIsRemoved) {
+    auto reference = [](int32_t n) {
+        int32_t k = (n & 2) ? n : n + 7, x = 0, i = 0, o = 0;
+        for (;;) {
+            ++o;
+            if (!(o <= 2)) break;
+            bool in_a = n & 1;
+            for (;;) {
+                if (in_a) {
+                    x += 1;
+                } else {
+                    x *= 2;
+                }
+                ++i;
+                if (!(i < (k & 7))) break;
+                in_a = !in_a;
+            }
+        }
+        return x * 1000 + i * 10 + o + k;
+    };
+    Signature sig;
+    sig.params.push_back(AbiParam(types::I32));
+    sig.returns.push_back(AbiParam(types::I32));
+    FunctionBuilderContext ctx;
+    Interpreter interp;
+    uint32_t orders = 0;
+    std::vector<uint32_t> seal_order = {1, 2, 3, 4, 5, 6};
+    do {
+        Function f(ExternalName::testcase("irr_nest"), sig);
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block(), a = b.create_block(), bb = b.create_block(), latch = b.create_block();
+        Block u = b.create_block(), alt = b.create_block(), exit = b.create_block();
+        Variable k = b.declare_var(types::I32), x = b.declare_var(types::I32);
+        Variable i = b.declare_var(types::I32), o = b.declare_var(types::I32);
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Value n = b.block_params(entry)[0];
+        b.def_var(k, n);
+        Value zero = b.ins().iconst(types::I32, 0);
+        b.def_var(x, zero);
+        b.def_var(i, zero);
+        b.def_var(o, zero);
+        b.ins().brif(b.ins().band(n, b.ins().iconst(types::I32, 2)), u, alt);
+
+        b.switch_to_block(alt);
+        b.def_var(k, b.ins().iadd_imm(n, 7));
+        b.ins().jump(u);
+
+        b.switch_to_block(u);
+        b.def_var(o, b.ins().iadd_imm(b.use_var(o), 1));
+        Value more = b.ins().icmp_imm(IntCC::Sle, b.use_var(o), 2);
+        Block enter = b.create_block();
+        b.ins().brif(more, enter, exit);
+        b.switch_to_block(enter);
+        b.seal_block(enter);
+        b.ins().brif(b.ins().band(n, b.ins().iconst(types::I32, 1)), a, bb);
+
+        auto arm = [&](Block blk, Block other, bool add) {
+            b.switch_to_block(blk);
+            Value xv = b.use_var(x);
+            b.def_var(x, add ? b.ins().iadd_imm(xv, 1) : b.ins().imul(xv, b.ins().iconst(types::I32, 2)));
+            b.def_var(i, b.ins().iadd_imm(b.use_var(i), 1));
+            Value lim = b.ins().band(b.use_var(k), b.ins().iconst(types::I32, 7));
+            b.ins().brif(b.ins().icmp(IntCC::Slt, b.use_var(i), lim), other, latch);
+        };
+        arm(a, bb, true);
+        arm(bb, a, false);
+        b.switch_to_block(latch);
+        b.ins().jump(u);
+
+        b.switch_to_block(exit);
+        Value r = b.ins().iadd(b.ins().imul(b.use_var(x), b.ins().iconst(types::I32, 1000)),
+                               b.ins().imul(b.use_var(i), b.ins().iconst(types::I32, 10)));
+        b.ins().return_({b.ins().iadd(b.ins().iadd(r, b.use_var(o)), b.use_var(k))});
+        for (uint32_t blk : seal_order) b.seal_block(Block(blk));
+        ASSERT_TRUE(b.finalize().ok());
+
+        std::string order;
+        for (uint32_t blk : seal_order) order += " block" + std::to_string(blk);
+        VerifierErrors errors;
+        ASSERT_TRUE(verify_function(f, errors)) << "sealed" << order << "\n"
+                                                << format_verifier_errors(errors) << print_function(f);
+        ASSERT_EQ(trivial_params(f), "") << "sealed" << order << "\n" << print_function(f);
+        // u: k (the entry paths differ), x, i, o; a, bb, latch: x and i; k
+        // nowhere inside.
+        ASSERT_EQ(f.dfg.num_block_params(u), 4u) << "sealed" << order << "\n" << print_function(f);
+        for (Block blk : {a, bb, latch}) {
+            ASSERT_EQ(f.dfg.num_block_params(blk), 2u) << "sealed" << order << "\n" << print_function(f);
+        }
+        for (Block blk : {alt, enter, exit}) ASSERT_EQ(f.dfg.num_block_params(blk), 0u) << print_function(f);
+        for (int32_t arg : {0, 1, 2, 3, 6, 13, -1}) {
+            DataValue v = DataValue::i32(arg);
+            InterpOutcome out = interp.call(f, std::span<const DataValue>(&v, 1));
+            ASSERT_EQ(out.kind, InterpOutcome::Kind::Return) << out.message;
+            ASSERT_EQ(out.values[0].as_signed(), reference(arg)) << "n = " << arg << ", sealed" << order;
+        }
+        ++orders;
+    } while (std::next_permutation(seal_order.begin(), seal_order.end()));
+    EXPECT_EQ(orders, 720u);
 }
 
 }  // namespace
