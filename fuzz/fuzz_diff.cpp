@@ -39,7 +39,9 @@ GenOptions options_from(uint8_t b) {
     o.traps = (b & 8) == 0;
     o.br_table = (b & 16) == 0;
     o.unbounded_loops = (b & 32) != 0;
-    o.max_functions = (b & 64) ? 2 : 4;
+    // Up to 16 parameters: stack arguments on both targets, and tail calls
+    // with them (the `tail` callee pops its area).
+    o.max_params = (b & 64) ? 16 : 4;
     o.max_insts = (b & 128) ? 60 : 160;
     o.inputs_per_function = 4;
     return o;
