@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "codegen/ir/parser.h"
+#include "codegen/isa/aarch64/logical_imm.h"
 #include "codegen/machinst/isa.h"
 #include "tools/disasm_aarch64.h"
 
@@ -60,6 +62,40 @@ std::string text_of(const std::string& listing) {
         }
     }
     return out;
+}
+
+/// The listing (text_of) of function `name` of a run file test.
+std::string listing_of(const std::string& file, const std::string& name) {
+    std::ifstream in(std::string(HERON_SOURCE_DIR) + "/tests/filetests/run/" + file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    ParseOutcome parsed = parse_test_file(ss.str());
+    EXPECT_TRUE(parsed.ok()) << file;
+    for (const ParsedFunction& pf : parsed.file.functions) {
+        if (pf.func->name.to_string() != "%" + name) continue;
+        auto isa = isa_by_name("aarch64");
+        CompileOptions opts;
+        opts.check_regalloc = true;
+        CompiledCode code;
+        std::string err = isa->compile(*pf.func, opts, code);
+        EXPECT_EQ(err, "") << name;
+        std::map<uint64_t, std::string> labels;
+        for (const auto& [off, label] : code.labels) labels[off] = label;
+        return text_of(tools::disassemble_aarch64(code.bytes.data(), code.bytes.size(), 0, labels));
+    }
+    ADD_FAILURE() << "no function %" << name << " in " << file;
+    return {};
+}
+
+/// The instructions of `name` (folded-operands.clif) between the frame
+/// record's setup and its restore.
+std::string body_of(const std::string& name) {
+    std::string t = listing_of("folded-operands.clif", name);
+    size_t begin = t.find("block0:\n");
+    size_t end = t.find("  ldp x29, x30");
+    if (begin == std::string::npos || end == std::string::npos) return t;
+    begin += 8;
+    return t.substr(begin, end - begin);
 }
 
 uint32_t word_at(const CompiledCode& c, uint32_t off) {
@@ -308,6 +344,146 @@ TEST(Aarch64Backend, UnsupportedFormsAreCleanErrors) {
                          }() +
                          "):\n    return v0\n}\n");
     EXPECT_EQ(c.error, "unsupported on aarch64: tail-convention function with 65536 bytes of stack arguments (at most 65520)");
+}
+
+// The functions below are in tests/filetests/run/folded-operands.clif, which
+// runs them (on AArch64 under qemu) at their edge cases.
+
+TEST(Aarch64Backend, ConstantShiftsFoldIntoTheSecondOperand) {
+    EXPECT_EQ(body_of("add_lsl"), "  add x0, x0, x1, lsl #3\n");
+    EXPECT_EQ(body_of("sub_lsr"), "  sub x0, x0, x1, lsr #63\n");
+    EXPECT_EQ(body_of("and_asr"), "  and w0, w0, w1, asr #5\n");
+    EXPECT_EQ(body_of("orr_lsl33"), "  orr w0, w0, w1, lsl #1\n") << "the amount is taken mod 32";
+    EXPECT_EQ(body_of("eor_lsr71"), "  eor x0, x0, x1, lsr #7\n");
+    // A narrow left shift folds (the garbage above stays above).
+    EXPECT_EQ(body_of("add_shl_i8"), "  add w1, w1, w2\n  add w0, w0, w1, lsl #3\n");
+    // isub folds only its second operand.
+    EXPECT_EQ(body_of("shl_minus"), "  lsl w1, w1, #2\n  sub w0, w1, w0\n");
+    EXPECT_EQ(body_of("cmp_lsr"), "  cmp x0, x1, lsr #4\n  cset w0, lo\n");
+    // A shifted first operand swaps the compare: (a << 2) > b is b < (a << 2).
+    std::string t = body_of("cmp_shl_swapped");
+    EXPECT_NE(t.find("  cmp w1, w0, lsl #2\n  csel w0, w2, w3, lt\n"), std::string::npos) << t;
+}
+
+TEST(Aarch64Backend, ExtensionsFoldIntoAddSubAndCompare) {
+    EXPECT_EQ(body_of("add_uxtw"), "  add x0, x0, w1, uxtw\n");
+    EXPECT_EQ(body_of("sub_sxth"), "  add w1, w1, w2\n  sub x0, x0, w1, sxth\n");
+    EXPECT_EQ(body_of("add_uxtb_i32"), "  add w1, w1, w2\n  add w0, w0, w1, uxtb\n");
+    EXPECT_EQ(body_of("add_sxtw_lsl3"), "  add x0, x0, w1, sxtw #3\n");
+    EXPECT_EQ(body_of("add_i16_uxtb"), "  add w1, w1, w2\n  add w0, w0, w1, uxtb\n");
+    EXPECT_EQ(body_of("cmp_sxtw"), "  cmp x0, w1, sxtw\n  cset w0, lt\n");
+    // uext(b + c) < a is a > uext(b + c).
+    EXPECT_EQ(body_of("cmp_uxth_swapped"), "  add w1, w1, w2\n  cmp w0, w1, uxth\n  cset w0, hi\n");
+}
+
+TEST(Aarch64Backend, ShiftAndMaskPatternsAreBitfieldMoves) {
+    EXPECT_EQ(body_of("ubfx_and"), "  ubfx x0, x0, #0xc, #8\n");
+    // ubfx w0, w0, #28, #4 prints as its alias lsr.
+    EXPECT_EQ(body_of("ubfx_sshr_top"), "  lsr w0, w0, #0x1c\n");
+    EXPECT_EQ(body_of("sshr_mask_wide"), "  asr w0, w0, #0x1e\n  and w0, w0, #0xf\n")
+        << "the mask reaches into the sign copies: no single field";
+    EXPECT_EQ(body_of("ushr_i8"), "  add w0, w0, w1\n  ubfx w0, w0, #3, #5\n") << "no extension first";
+    EXPECT_EQ(body_of("sshr_i16"), "  add w0, w0, w1\n  sbfx w0, w0, #5, #0xb\n");
+    EXPECT_EQ(body_of("shl_ushr"), "  ubfx w0, w0, #0xc, #0xc\n");
+    EXPECT_EQ(body_of("shl_sshr_less"), "  sbfiz x0, x0, #0x20, #0x18\n");
+    EXPECT_EQ(body_of("shl_sshr_i8"), "  add w0, w0, w1\n  sbfx w0, w0, #2, #3\n");
+    EXPECT_EQ(body_of("ubfiz_and"), "  ubfiz x0, x0, #0x28, #0x10\n");
+    EXPECT_EQ(body_of("ubfiz_uext"), "  ubfiz x0, x0, #0x14, #0x20\n");
+    EXPECT_EQ(body_of("sbfiz_sext"), "  sbfiz x0, x0, #0x32, #0xe\n") << "the field cut to the 14 bits left";
+    EXPECT_EQ(body_of("uext_ushr_i8"), "  add w0, w0, w1\n  ubfx x0, x0, #3, #5\n");
+    EXPECT_EQ(body_of("sext_sshr_i16"), "  sbfx w0, w0, #4, #0xc\n");
+    EXPECT_EQ(body_of("sext_ushr_i16"), "  ubfx x0, x0, #1, #0xf\n");
+    EXPECT_EQ(body_of("uext_reduce"), "  ubfx x0, x0, #0x14, #8\n");
+    // sbfx x0, x0, #48, #16 prints as its alias asr.
+    EXPECT_EQ(body_of("sext_reduce"), "  asr x0, x0, #0x30\n");
+    EXPECT_EQ(body_of("uext_reduce_high"), "  ubfx x0, x0, #0x1c, #8\n");
+    EXPECT_EQ(body_of("bfi_mid"), "  bfi w0, w1, #8, #8\n");
+    EXPECT_EQ(body_of("bfi_top"), "  bfi x0, x1, #0x3c, #4\n");
+    EXPECT_EQ(body_of("bfi_low_i8"), "  add w0, w0, w2\n  bfxil w0, w1, #0, #4\n");
+    EXPECT_EQ(body_of("bfi_shl"), "  bfi x0, x1, #0x30, #0x10\n");
+}
+
+TEST(Aarch64Backend, LogicalImmediatesAndTst) {
+    EXPECT_EQ(body_of("and_imm"), "  and x0, x0, #0xff00ff00ff00ff00\n");
+    EXPECT_EQ(body_of("orr_imm"), "  orr w0, w0, #0xff0\n");
+    EXPECT_EQ(body_of("eor_imm"), "  eor x0, x0, #0x5555555555555555\n");
+    // i8 0x81 sign-extended is a run of ones; zero-extended it is not.
+    EXPECT_EQ(body_of("and_imm_i8"), "  add w0, w0, w1\n  and w0, w0, #0xffffff81\n");
+    EXPECT_EQ(body_of("eor_imm_i16"), "  eor w0, w0, #0xffff8000\n");
+    EXPECT_EQ(body_of("and_not_encodable"), "  movz x1, #0x1234\n  and x0, x0, x1\n");
+    EXPECT_EQ(body_of("tst_select"), "  tst w0, #0xff0\n  csel w0, w1, w2, ne\n");
+    std::string t = body_of("tst_i8_branch");
+    EXPECT_NE(t.find("  add w0, w0, w1\n  tst w0, #0xc\n  b.ne block1\n"), std::string::npos) << t;
+    EXPECT_EQ(body_of("tst_reg"), "  tst x0, x1\n  cset w0, eq\n");
+}
+
+TEST(Aarch64Backend, CalleeSavedRegistersAreSavedInPairs) {
+    // tests/filetests/run/callee-saved.clif runs these. Three x and one d
+    // live across the call: x19/x20 with stp, x21 and d8 sharing a slot.
+    std::string k = listing_of("callee-saved.clif", "k");
+    EXPECT_EQ(k.substr(0, k.find("block0:")),
+              "  stp x29, x30, [sp, #-0x10]!\n"
+              "  mov x29, sp\n"
+              "  stp x19, x20, [sp, #-0x10]!\n"
+              "  str x21, [sp, #-0x10]!\n"
+              "  str d8, [sp, #8]\n");
+    EXPECT_NE(k.find("  ldr d8, [sp, #8]\n"
+                     "  ldr x21, [sp], #0x10\n"
+                     "  ldp x19, x20, [sp], #0x10\n"
+                     "  ldp x29, x30, [sp], #0x10\n"
+                     "  ret\n"),
+              std::string::npos)
+        << k;
+    // Five x and three d: two x pairs, a d pair, then x23 with d10.
+    std::string m = listing_of("callee-saved.clif", "m");
+    EXPECT_EQ(m.substr(0, m.find("block0:")),
+              "  stp x29, x30, [sp, #-0x10]!\n"
+              "  mov x29, sp\n"
+              "  stp x19, x20, [sp, #-0x10]!\n"
+              "  stp x21, x22, [sp, #-0x10]!\n"
+              "  stp d8, d9, [sp, #-0x10]!\n"
+              "  str x23, [sp, #-0x10]!\n"
+              "  str d10, [sp, #8]\n");
+    EXPECT_NE(m.find("  ldr d10, [sp, #8]\n"
+                     "  ldr x23, [sp], #0x10\n"
+                     "  ldp d8, d9, [sp], #0x10\n"
+                     "  ldp x21, x22, [sp], #0x10\n"
+                     "  ldp x19, x20, [sp], #0x10\n"
+                     "  ldp x29, x30, [sp], #0x10\n"),
+              std::string::npos)
+        << m;
+}
+
+TEST(Aarch64LogicalImm, EncoderAgreesWithTheArchitecturalDecoding) {
+    for (unsigned bits : {32u, 64u}) {
+        std::set<uint64_t> valid;
+        for (uint32_t field = 0; field < (1u << 13); ++field) {
+            auto v = aarch64::decode_logical_imm(field, bits);
+            if (!v) continue;
+            valid.insert(*v);
+            auto enc = aarch64::encode_logical_imm(*v, bits);
+            ASSERT_TRUE(enc.has_value()) << std::hex << *v;
+            EXPECT_EQ(aarch64::decode_logical_imm(*enc, bits), v) << std::hex << *v;
+        }
+        EXPECT_EQ(valid.size(), bits == 64 ? 5334u : 1302u);
+        // Every other value is refused: random ones and each value next to a valid one.
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        for (int k = 0; k < 200000; ++k) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t v = bits == 32 ? x >> 32 : x;
+            EXPECT_EQ(aarch64::encode_logical_imm(v, bits).has_value(), valid.count(v) == 1) << std::hex << v;
+        }
+        for (uint64_t v : valid) {
+            for (uint64_t w : {v + 1, v - 1, v ^ 0x10}) {
+                if (bits == 32) w &= 0xffffffffu;
+                EXPECT_EQ(aarch64::encode_logical_imm(w, bits).has_value(), valid.count(w) == 1) << std::hex << w;
+            }
+        }
+    }
+    EXPECT_FALSE(aarch64::encode_logical_imm(0, 64));
+    EXPECT_FALSE(aarch64::encode_logical_imm(~uint64_t{0}, 64));
+    EXPECT_FALSE(aarch64::encode_logical_imm(0xffffffff, 32));
+    EXPECT_TRUE(aarch64::encode_logical_imm(0xffffffff, 64));
 }
 
 TEST(Aarch64Backend, EveryRunFileTestFunctionCompiles) {

@@ -4,6 +4,7 @@
 //   [x29 + 8]        saved x30 (return address)
 //   [x29]            saved x29            <- x29 (the frame record)
 //   ...              callee-saved x19..x28, then d8..d15, in 16-byte pairs
+//                    (an odd x and an odd d share the last slot)
 //   [sp + O + 8S..]  explicit stack slots, each aligned
 //   [sp + O ..]      spill slots, 8 bytes each (S of them)
 //   [sp ..]          outgoing stack arguments and return areas (O bytes)
@@ -70,6 +71,9 @@ private:
 
     void emit_alu(uint32_t i, const MInst& m);
     void emit_alu_imm(uint32_t i, const MInst& m);
+    void emit_alu_shift(uint32_t i, const MInst& m);
+    void emit_alu_ext(uint32_t i, const MInst& m);
+    void emit_bitfield(uint32_t i, const MInst& m);
     void emit_unary(uint32_t i, const MInst& m);
     void emit_div(uint32_t i, const MInst& m);
     void emit_cmp_ext(uint32_t i, const MInst& m);
@@ -94,7 +98,25 @@ private:
     a64::Assembler a_;
     std::vector<uint32_t> forward_;
 
-    std::vector<uint8_t> saved_gprs_, saved_fprs_;
+    /// A 16-byte slot of the callee-saved area: a pair (stp/ldp) of one
+    /// class, one register, or the odd x register with the odd d register.
+    struct SavedReg {
+        uint8_t hw;
+        bool fp;
+    };
+    struct SaveSlot {
+        SavedReg first, second;
+        bool pair;  // both registers saved (else only `first`)
+    };
+    void save_one(SavedReg r, const a64::Mem& m) {
+        if (r.fp) a_.str(a64::d(r.hw), m);
+        else a_.str(a64::x(r.hw), m);
+    }
+    void restore_one(SavedReg r, const a64::Mem& m) {
+        if (r.fp) a_.ldr(a64::d(r.hw), m);
+        else a_.ldr(a64::x(r.hw), m);
+    }
+    std::vector<SaveSlot> save_slots_;  // in push order, below the frame record
     uint32_t frame_size_ = 0;  // bytes below the callee-saved registers
     uint32_t spill_base_ = 0;
     std::vector<uint32_t> slot_offset_;
@@ -195,16 +217,28 @@ void Emitter::layout_frame() {
     };
     for (const Allocation& a : al_.allocs) mark(a);
     for (const ra::Edit& e : al_.edits) mark(e.to);
+    std::vector<uint8_t> saved_gprs, saved_fprs;
     for (uint8_t r = regs::X19; r <= regs::X28; ++r) {
-        if (used[0][r]) saved_gprs_.push_back(r);
+        if (used[0][r]) saved_gprs.push_back(r);
     }
     for (uint8_t r = 8; r < 16; ++r) {
-        if (used[1][r]) saved_fprs_.push_back(r);
+        if (used[1][r]) saved_fprs.push_back(r);
     }
     spill_base_ = vc_.outgoing_args_size;
     uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
     frame_size_ = (off + 15) / 16 * 16;
-    uint32_t pushed = 16 + 16 * static_cast<uint32_t>((saved_gprs_.size() + 1) / 2 + (saved_fprs_.size() + 1) / 2);
+    // Pairs of each class; an odd x and an odd d share the last slot.
+    for (size_t k = 0; k + 1 < saved_gprs.size(); k += 2)
+        save_slots_.push_back({{saved_gprs[k], false}, {saved_gprs[k + 1], false}, true});
+    for (size_t k = 0; k + 1 < saved_fprs.size(); k += 2)
+        save_slots_.push_back({{saved_fprs[k], true}, {saved_fprs[k + 1], true}, true});
+    bool odd_gpr = saved_gprs.size() % 2 == 1, odd_fpr = saved_fprs.size() % 2 == 1;
+    SavedReg last_gpr{odd_gpr ? saved_gprs.back() : uint8_t{0}, false};
+    SavedReg last_fpr{odd_fpr ? saved_fprs.back() : uint8_t{0}, true};
+    if (odd_gpr && odd_fpr) save_slots_.push_back({last_gpr, last_fpr, true});
+    else if (odd_gpr) save_slots_.push_back({last_gpr, {}, false});
+    else if (odd_fpr) save_slots_.push_back({last_fpr, {}, false});
+    uint32_t pushed = 16 + 16 * static_cast<uint32_t>(save_slots_.size());
     out_.frame_size = frame_size_ + pushed;
     out_.spill_slots = al_.num_spill_slots;
 }
@@ -212,13 +246,14 @@ void Emitter::layout_frame() {
 void Emitter::prologue() {
     a_.stp(a64::x(regs::FP), a64::x(regs::LR), a64::ptr_pre(a64::sp, -16));
     a_.mov(a64::x(regs::FP), a64::sp);
-    for (size_t k = 0; k < saved_gprs_.size(); k += 2) {
-        if (k + 1 < saved_gprs_.size()) a_.stp(a64::x(saved_gprs_[k]), a64::x(saved_gprs_[k + 1]), a64::ptr_pre(a64::sp, -16));
-        else a_.str(a64::x(saved_gprs_[k]), a64::ptr_pre(a64::sp, -16));
-    }
-    for (size_t k = 0; k < saved_fprs_.size(); k += 2) {
-        if (k + 1 < saved_fprs_.size()) a_.stp(a64::d(saved_fprs_[k]), a64::d(saved_fprs_[k + 1]), a64::ptr_pre(a64::sp, -16));
-        else a_.str(a64::d(saved_fprs_[k]), a64::ptr_pre(a64::sp, -16));
+    for (const SaveSlot& s : save_slots_) {
+        if (s.pair && s.first.fp == s.second.fp) {
+            if (s.first.fp) a_.stp(a64::d(s.first.hw), a64::d(s.second.hw), a64::ptr_pre(a64::sp, -16));
+            else a_.stp(a64::x(s.first.hw), a64::x(s.second.hw), a64::ptr_pre(a64::sp, -16));
+            continue;
+        }
+        save_one(s.first, a64::ptr_pre(a64::sp, -16));
+        if (s.pair) save_one(s.second, a64::ptr(a64::sp, 8));
     }
     if (frame_size_ < 4096) {
         sub_sp(frame_size_);
@@ -238,16 +273,15 @@ void Emitter::prologue() {
 
 void Emitter::pop_frame() {
     if (frame_size_ > 0) add_imm(a64::sp, a64::sp, frame_size_);
-    size_t nf = saved_fprs_.size(), ng = saved_gprs_.size();
-    for (size_t k = (nf + 1) / 2; k-- > 0;) {
-        size_t a = 2 * k;
-        if (a + 1 < nf) a_.ldp(a64::d(saved_fprs_[a]), a64::d(saved_fprs_[a + 1]), a64::ptr_post(a64::sp, 16));
-        else a_.ldr(a64::d(saved_fprs_[a]), a64::ptr_post(a64::sp, 16));
-    }
-    for (size_t k = (ng + 1) / 2; k-- > 0;) {
-        size_t a = 2 * k;
-        if (a + 1 < ng) a_.ldp(a64::x(saved_gprs_[a]), a64::x(saved_gprs_[a + 1]), a64::ptr_post(a64::sp, 16));
-        else a_.ldr(a64::x(saved_gprs_[a]), a64::ptr_post(a64::sp, 16));
+    for (auto it = save_slots_.rbegin(); it != save_slots_.rend(); ++it) {
+        const SaveSlot& s = *it;
+        if (s.pair && s.first.fp == s.second.fp) {
+            if (s.first.fp) a_.ldp(a64::d(s.first.hw), a64::d(s.second.hw), a64::ptr_post(a64::sp, 16));
+            else a_.ldp(a64::x(s.first.hw), a64::x(s.second.hw), a64::ptr_post(a64::sp, 16));
+            continue;
+        }
+        if (s.pair) restore_one(s.second, a64::ptr(a64::sp, 8));
+        restore_one(s.first, a64::ptr_post(a64::sp, 16));
     }
     a_.ldp(a64::x(regs::FP), a64::x(regs::LR), a64::ptr_post(a64::sp, 16));
 }
@@ -285,17 +319,17 @@ void Emitter::emit_tail_call(uint32_t i, const MInst& m) {
     // copy runs over them.
     a64::Gp dst = a64::x(kIp1);
     add_imm(dst, a64::x(regs::FP), 16 + a - b);
-    size_t ng = saved_gprs_.size(), nf = saved_fprs_.size();
     int32_t at = 0;
-    for (size_t k = 0; k < ng; k += 2) {
+    for (const SaveSlot& s : save_slots_) {
         at -= 16;
-        if (k + 1 < ng) a_.ldp(a64::x(saved_gprs_[k]), a64::x(saved_gprs_[k + 1]), a64::ptr(a64::x(regs::FP), at));
-        else a_.ldr(a64::x(saved_gprs_[k]), a64::ptr(a64::x(regs::FP), at));
-    }
-    for (size_t k = 0; k < nf; k += 2) {
-        at -= 16;
-        if (k + 1 < nf) a_.ldp(a64::d(saved_fprs_[k]), a64::d(saved_fprs_[k + 1]), a64::ptr(a64::x(regs::FP), at));
-        else a_.ldr(a64::d(saved_fprs_[k]), a64::ptr(a64::x(regs::FP), at));
+        a64::Mem slot = a64::ptr(a64::x(regs::FP), at);
+        if (s.pair && s.first.fp == s.second.fp) {
+            if (s.first.fp) a_.ldp(a64::d(s.first.hw), a64::d(s.second.hw), slot);
+            else a_.ldp(a64::x(s.first.hw), a64::x(s.second.hw), slot);
+            continue;
+        }
+        restore_one(s.first, slot);
+        if (s.pair) restore_one(s.second, a64::ptr(a64::x(regs::FP), at + 8));
     }
     a_.ldp(a64::x(regs::FP), a64::x(regs::LR), a64::ptr(a64::x(regs::FP)));
     for (int64_t off = b - 16; off >= 0; off -= 16) {
@@ -369,12 +403,93 @@ void Emitter::emit_alu_imm(uint32_t i, const MInst& m) {
     case AluOp::Asr: a_.asr(d, x, k); return;
     case AluOp::Ror: a_.ror(d, x, k); return;
     case AluOp::And:
-        // Lowering only asks for masks 2^n - 1 (valid logical immediates).
-        a_.and_(d, x, static_cast<uint64_t>(k));
+    case AluOp::Orr:
+    case AluOp::Eor: {
+        // Lowering only asks for logical immediates (logical_imm.h).
+        uint64_t v = size == 8 ? static_cast<uint64_t>(k) : static_cast<uint64_t>(k) & 0xffffffffu;
+        AluOp op = static_cast<AluOp>(m.sub);
+        if (op == AluOp::And) a_.and_(d, x, v);
+        else if (op == AluOp::Orr) a_.orr(d, x, v);
+        else a_.eor(d, x, v);
         return;
+    }
     default:
         errors_.first = "aarch64: no immediate form for this ALU op";
         return;
+    }
+}
+
+namespace {
+Imm shift_of(ShiftKind k, int64_t amount) {
+    uint32_t n = static_cast<uint32_t>(amount);
+    switch (k) {
+    case ShiftKind::Lsl: return Imm(asmjit::arm::lsl(n));
+    case ShiftKind::Lsr: return Imm(asmjit::arm::lsr(n));
+    case ShiftKind::Asr: return Imm(asmjit::arm::asr(n));
+    }
+    return Imm(asmjit::arm::lsl(n));
+}
+
+Imm extend_of(ExtOp e, int64_t amount) {
+    uint32_t n = static_cast<uint32_t>(amount);
+    namespace arm = asmjit::arm;
+    switch (e) {
+    case ExtOp::Uxtb: return Imm(arm::uxtb(n));
+    case ExtOp::Uxth: return Imm(arm::uxth(n));
+    case ExtOp::Uxtw: return Imm(arm::uxtw(n));
+    case ExtOp::Sxtb: return Imm(arm::sxtb(n));
+    case ExtOp::Sxth: return Imm(arm::sxth(n));
+    case ExtOp::Sxtw: return Imm(arm::sxtw(n));
+    case ExtOp::Asr63: return Imm(arm::asr(63));
+    }
+    return Imm(arm::uxtb(n));
+}
+}  // namespace
+
+void Emitter::emit_alu_shift(uint32_t i, const MInst& m) {
+    unsigned size = m.size;
+    a64::Gp d = gpr(i, 2, size), x = gpr(i, 0, size), y = gpr(i, 1, size);
+    Imm sh = shift_of(static_cast<ShiftKind>(m.size2), m.imm);
+    switch (static_cast<AluOp>(m.sub)) {
+    case AluOp::Add: a_.add(d, x, y, sh); return;
+    case AluOp::Sub: a_.sub(d, x, y, sh); return;
+    case AluOp::And: a_.and_(d, x, y, sh); return;
+    case AluOp::Orr: a_.orr(d, x, y, sh); return;
+    case AluOp::Eor: a_.eor(d, x, y, sh); return;
+    case AluOp::Bic: a_.bic(d, x, y, sh); return;
+    default: errors_.first = "aarch64: no shifted-register form for this ALU op"; return;
+    }
+}
+
+void Emitter::emit_alu_ext(uint32_t i, const MInst& m) {
+    unsigned size = m.size;
+    // The extended register is named at the operation's width: asmjit
+    // encodes `add x0, x1, x2, uxtw` as the architectural `w2, uxtw`.
+    a64::Gp d = gpr(i, 2, size), x = gpr(i, 0, size), y = gpr(i, 1, size);
+    Imm ext = extend_of(static_cast<ExtOp>(m.size2), m.imm);
+    switch (static_cast<AluOp>(m.sub)) {
+    case AluOp::Add: a_.add(d, x, y, ext); return;
+    case AluOp::Sub: a_.sub(d, x, y, ext); return;
+    default: errors_.first = "aarch64: no extended-register form for this ALU op"; return;
+    }
+}
+
+void Emitter::emit_bitfield(uint32_t i, const MInst& m) {
+    unsigned size = m.size;
+    Imm lsb(static_cast<uint32_t>(m.imm)), width(static_cast<uint32_t>(m.size2));
+    if (m.op == Op::Bfi) {
+        a64::Gp d = gpr(i, 2, size);
+        // The allocator gives d the register of u0 (operand pattern "uur").
+        if (reg(i, 0) != reg(i, 2)) a_.mov(d, gpr(i, 0, size));
+        a_.bfi(d, gpr(i, 1, size), lsb, width);
+        return;
+    }
+    a64::Gp d = gpr(i, 1, size), x = gpr(i, 0, size);
+    switch (static_cast<BfOp>(m.sub)) {
+    case BfOp::Ubfx: a_.ubfx(d, x, lsb, width); return;
+    case BfOp::Sbfx: a_.sbfx(d, x, lsb, width); return;
+    case BfOp::Ubfiz: a_.ubfiz(d, x, lsb, width); return;
+    case BfOp::Sbfiz: a_.sbfiz(d, x, lsb, width); return;
     }
 }
 
@@ -426,25 +541,9 @@ void Emitter::emit_div(uint32_t i, const MInst& m) {
 
 void Emitter::emit_cmp_ext(uint32_t i, const MInst& m) {
     unsigned size = m.size;
-    a64::Gp x = gpr(i, 0, size);
-    uint8_t y = reg(i, 1);
-    namespace arm = asmjit::arm;
-    switch (static_cast<ExtOp>(m.sub)) {
-    case ExtOp::Uxtb: a_.cmp(x, gp(y, 4), arm::uxtb(0)); return;
-    case ExtOp::Uxth: a_.cmp(x, gp(y, 4), arm::uxth(0)); return;
-    case ExtOp::Uxtw:
-        // (asmjit's snapshot rejects the 64-bit extended-register cmp; extend first.)
-        a_.mov(a64::w(kIp0), gp(y, 4));
-        a_.cmp(x, a64::x(kIp0));
-        return;
-    case ExtOp::Sxtb: a_.cmp(x, gp(y, 4), arm::sxtb(0)); return;
-    case ExtOp::Sxth: a_.cmp(x, gp(y, 4), arm::sxth(0)); return;
-    case ExtOp::Sxtw:
-        a_.sxtw(a64::x(kIp0), gp(y, 4));
-        a_.cmp(x, a64::x(kIp0));
-        return;
-    case ExtOp::Asr63: a_.cmp(x, gp(y, 8), arm::asr(63)); return;
-    }
+    // The extended register is named at the compare's width: asmjit encodes
+    // `cmp x0, x1, uxtw` as the architectural `w1, uxtw`.
+    a_.cmp(gpr(i, 0, size), gpr(i, 1, size), extend_of(static_cast<ExtOp>(m.sub), 0));
 }
 
 void Emitter::emit_load(uint32_t i, const MInst& m) {
@@ -697,6 +796,15 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     }
     case Op::Alu: emit_alu(i, m); return;
     case Op::AluImm: emit_alu_imm(i, m); return;
+    case Op::AluShift: emit_alu_shift(i, m); return;
+    case Op::AluExt: emit_alu_ext(i, m); return;
+    case Op::Bfx:
+    case Op::Bfi: emit_bitfield(i, m); return;
+    case Op::CmpShift: a_.cmp(gpr(i, 0, size), gpr(i, 1, size), shift_of(static_cast<ShiftKind>(m.size2), m.imm)); return;
+    case Op::Tst: a_.tst(gpr(i, 0, size), gpr(i, 1, size)); return;
+    case Op::TstLog:
+        a_.tst(gpr(i, 0, size), size == 8 ? static_cast<uint64_t>(m.imm) : static_cast<uint64_t>(m.imm) & 0xffffffffu);
+        return;
     case Op::Unary: emit_unary(i, m); return;
     case Op::Madd:
         if (m.flags & mflags::kMsub) a_.msub(gpr(i, 3, size), gpr(i, 0, size), gpr(i, 1, size), gpr(i, 2, size));

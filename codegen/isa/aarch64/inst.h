@@ -42,6 +42,10 @@ enum class UnaryOp : uint8_t { Neg, Mvn, Rev, Rev16, Rbit, Clz, Cls };
 enum class DivOp : uint8_t { Udiv, Sdiv, Urem, Srem };
 /// CmpExt: the second operand's extension or shift.
 enum class ExtOp : uint8_t { Uxtb, Uxth, Uxtw, Sxtb, Sxth, Sxtw, Asr63 };
+/// The shift of a shifted-register operand (AluShift, CmpShift).
+enum class ShiftKind : uint8_t { Lsl, Lsr, Asr };
+/// Bitfield moves (Bfx).
+enum class BfOp : uint8_t { Ubfx, Sbfx, Ubfiz, Sbfiz };
 enum class FAluOp : uint8_t { Add, Sub, Mul, Div, Min, Max };
 enum class FUnaryOp : uint8_t { Sqrt, Neg, Abs, Ceil, Floor, Trunc, Nearest, Promote, Demote };
 
@@ -57,9 +61,10 @@ inline constexpr uint8_t kMsub = 32;      // Madd: subtract
 
 struct MInst {
     Op op = Op::Nop;
-    uint8_t sub = 0;    // AluOp / UnaryOp / DivOp / ExtOp / FAluOp / FUnaryOp
+    uint8_t sub = 0;    // AluOp / UnaryOp / DivOp / ExtOp / BfOp / FAluOp / FUnaryOp
     uint8_t size = 8;   // operand size in bytes (ints: 1 2 4 8; floats: 4 8)
-    uint8_t size2 = 0;  // second size: Cvt* integer size, Div IR type size, Load extension
+    uint8_t size2 = 0;  // Cvt* integer size, Div IR type size; AluShift/CmpShift ShiftKind,
+                        // AluExt ExtOp, Bfx/Bfi field width in bits
     Cond cc = Cond::AL;
     uint8_t flags = 0;  // mflags
     uint8_t trap = 0;   // trap code byte

@@ -7,10 +7,16 @@
 // bits with uxt*/sxt*, or it uses an extended-register compare).
 //
 // Fusions: icmp/fcmp into brif, select, trapz/trapnz; brif of a plain value
-// into cbz/cbnz; add/sub/compare immediates (imm12, either sign); constant
-// shift amounts; imul + iadd/isub into madd/msub; p + const into the
+// into cbz/cbnz; add/sub/compare immediates (imm12, either sign); logical
+// immediates for band/bor/bxor and tst; constant shift amounts; shifts by a
+// constant and extensions folded into the second operand of add/sub/logical
+// ops and compares (`add x0, x1, x2, lsl #3`, `add x0, x1, w2, uxtw`);
+// bitfield moves for shift-and-mask and narrow extracts (ubfx sbfx ubfiz
+// sbfiz bfi); imul + iadd/isub into madd/msub; p + const into the
 // load/store offset.
 #include "codegen/isa/aarch64/lower.h"
+
+#include "codegen/isa/aarch64/logical_imm.h"
 
 #include <algorithm>
 #include <bit>
@@ -125,6 +131,24 @@ bool is_imm12(int64_t v) { return v > -4096 && v < 4096; }
 
 unsigned reg_size(Type t) { return t.bits() == 64 ? 8 : 4; }
 
+uint64_t low_ones(unsigned n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+
+/// If `v` (of a `bits`-wide type) is 2^w - 1 with 1 <= w < bits: w.
+std::optional<unsigned> low_mask_width(uint64_t v, unsigned bits) {
+    v &= low_ones(bits);
+    if (v == 0 || (v & (v + 1)) != 0) return std::nullopt;
+    unsigned w = static_cast<unsigned>(std::popcount(v));
+    if (w >= bits) return std::nullopt;
+    return w;
+}
+
+/// The extension of a value of `from_bits` (8, 16 or 32) bits.
+ExtOp ext_op(unsigned from_bits, bool is_signed) {
+    if (from_bits == 8) return is_signed ? ExtOp::Sxtb : ExtOp::Uxtb;
+    if (from_bits == 16) return is_signed ? ExtOp::Sxth : ExtOp::Uxth;
+    return is_signed ? ExtOp::Sxtw : ExtOp::Uxtw;
+}
+
 constexpr MemFlagBits kMemBits{mflags::kSigned, mflags::kFloat, mflags::kBig, mflags::kTrapSite};
 
 class Lowerer : public LowerBase<VCode> {
@@ -198,6 +222,7 @@ private:
     }
     /// Flags for "v != 0" at v's width: the condition to test is NE.
     void test_nonzero(Value v) {
+        if (lower_tst(v)) return;
         Type t = type_of(v);
         if (t.bits() < 32) {
             emit(Op::TstImm, {Operand::use(use(v))}).size = static_cast<uint8_t>(t.bytes());
@@ -276,6 +301,45 @@ private:
     /// Folds `p + const` addressing: returns the base vreg and adds to off.
     VReg address(Value p, int64_t& off);
 
+    // --- operand folding ------------------------------------------------------
+    /// A shifted-register operand: `src <kind> #amount`.
+    struct ShiftedOperand {
+        Value src;
+        ShiftKind kind;
+        unsigned amount;
+    };
+    /// `v` = ishl/ushr/sshr src, k with a constant k (mod B, not 0) and no
+    /// other use; ushr/sshr only at 32 and 64 bits (a narrow value has
+    /// garbage above its width that a right shift would bring in).
+    std::optional<ShiftedOperand> shifted_operand(Value v) const;
+    /// An extended-register operand: `src <ext> #shift`.
+    struct ExtendedOperand {
+        Value src;
+        ExtOp ext;
+        unsigned shift;
+    };
+    /// `v` = uextend/sextend src (8, 16 or 32 bits, narrower than v), or
+    /// `ishl` of one by 1..4, each with no other use.
+    std::optional<ExtendedOperand> extended_operand(Value v) const;
+    /// The constant `v` as the logical immediate of a `size`-byte op on its
+    /// type (narrow types: either extension, the bits above are free).
+    std::optional<int64_t> logical_imm(Value v, unsigned size) const;
+    VReg bitfield(BfOp op, unsigned size, VReg x, unsigned lsb, unsigned width, VReg d) {
+        MInst& m = emit(Op::Bfx, {Operand::use(x), Operand::def(d)});
+        m.sub = static_cast<uint8_t>(op);
+        m.size = static_cast<uint8_t>(size);
+        m.imm = lsb;
+        m.size2 = static_cast<uint8_t>(width);
+        return d;
+    }
+    /// band/ishl/ushr/sshr/extends that are one bitfield move; false if not.
+    bool lower_bitfield_and(Inst inst, const InstructionData& d);
+    bool lower_bitfield_shift(Inst inst, const InstructionData& d);
+    bool lower_bitfield_extend(Inst inst, const InstructionData& d);
+    bool lower_bfi(Inst inst, const InstructionData& d);
+    /// tst for "v != 0" when v is a band; the condition is NE. False if not.
+    bool lower_tst(Value v);
+
     SecondaryMap<Value, uint32_t> use_count_;
     VReg ret_area_;
 };
@@ -301,6 +365,33 @@ Cond Lowerer::emit_icmp(const InstructionData& d) {
     IntCC cc = d.intcc();
     bool is_signed = is_signed_cc(cc);
     unsigned size = reg_size(t);
+    if (t.bits() >= 32) {
+        // (band x, y) ==/!= 0: tst.
+        auto k = const_of(d.args[1]);
+        if ((cc == IntCC::Eq || cc == IntCC::Ne) && k && *k == 0 && lower_tst(d.args[0])) return cond_of(cc);
+        // A constant shift or an extension folds into the second operand;
+        // one in the first swaps the operands (and the condition).
+        auto foldable = [&](Value v) {
+            auto e = extended_operand(v);
+            return (e && e->shift == 0) || shifted_operand(v).has_value();
+        };
+        Value a = d.args[0], b = d.args[1];
+        if (!k && !foldable(b) && foldable(a)) {
+            std::swap(a, b);
+            cc = intcc_swap(cc);
+        }
+        if (auto e = extended_operand(b); e && e->shift == 0) {
+            cmp_ext(size, use(a), use(e->src), e->ext);
+            return cond_of(cc);
+        }
+        if (auto sh = shifted_operand(b)) {
+            MInst& m = emit(Op::CmpShift, {Operand::use(use(a)), Operand::use(use(sh->src))});
+            m.size = static_cast<uint8_t>(size);
+            m.size2 = static_cast<uint8_t>(sh->kind);
+            m.imm = sh->amount;
+            return cond_of(cc);
+        }
+    }
     VReg x = extended(d.args[0], is_signed);
     if (auto k = const_of(d.args[1])) {
         // The constant read the way x was extended.
@@ -506,6 +597,7 @@ std::string Lowerer::lower_inst(Inst inst) {
     case Opcode::Select: case Opcode::SelectSpectreGuard: lower_select(inst, d); return {};
     case Opcode::Bmask: test_nonzero(d.args[0]); cset(Cond::NE, result(inst), true); return {};
     case Opcode::Uextend: case Opcode::Sextend:
+        if (lower_bitfield_extend(inst, d)) return {};
         ext(use(d.args[0]), type_of(d.args[0]).bytes(), d.opcode == Opcode::Sextend, result(inst));
         return {};
     case Opcode::Ireduce: mov(use(d.args[0]), result(inst)); return {};
@@ -588,6 +680,17 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
     case Opcode::Bor: op = AluOp::Orr; break;
     default: op = AluOp::Eor; break;
     }
+    if (op == AluOp::And && lower_bitfield_and(inst, d)) return;
+    if (op == AluOp::Orr && lower_bfi(inst, d)) return;
+    bool logical = op == AluOp::And || op == AluOp::Orr || op == AluOp::Eor;
+    if (logical) {
+        for (int j = 1; j >= 0; --j) {
+            if (auto imm = logical_imm(d.args[j], size)) {
+                alu_imm(op, size, use(d.args[1 - j]), *imm, out);
+                return;
+            }
+        }
+    }
     if (op == AluOp::Add || op == AluOp::Sub) {
         // x +/- (a * b) -> madd/msub when the product has no other use.
         for (int k = op == AluOp::Add ? 0 : 1; k < 2; ++k) {
@@ -615,8 +718,309 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
                 return;
             }
         }
+        // An extension (and a small shift of it) as the second operand.
+        for (int j = 1; j >= (op == AluOp::Add ? 0 : 1); --j) {
+            auto e = extended_operand(d.args[j]);
+            if (!e) continue;
+            MInst& m = emit(Op::AluExt, {Operand::use(use(d.args[1 - j])), Operand::use(use(e->src)), Operand::def(out)});
+            m.sub = static_cast<uint8_t>(op);
+            m.size = static_cast<uint8_t>(size);
+            m.size2 = static_cast<uint8_t>(e->ext);
+            m.imm = e->shift;
+            return;
+        }
+    }
+    if (op != AluOp::Mul) {
+        // A shift by a constant as the second operand.
+        for (int j = 1; j >= (op == AluOp::Sub ? 1 : 0); --j) {
+            auto sh = shifted_operand(d.args[j]);
+            if (!sh) continue;
+            MInst& m = emit(Op::AluShift, {Operand::use(use(d.args[1 - j])), Operand::use(use(sh->src)), Operand::def(out)});
+            m.sub = static_cast<uint8_t>(op);
+            m.size = static_cast<uint8_t>(size);
+            m.size2 = static_cast<uint8_t>(sh->kind);
+            m.imm = sh->amount;
+            return;
+        }
     }
     alu(op, size, use(x), use(y), out);
+}
+
+// --- operand folding and bitfield moves ---------------------------------------
+
+std::optional<Lowerer::ShiftedOperand> Lowerer::shifted_operand(Value v) const {
+    ValueDef def = dfg_.value_def(dfg_.resolve_aliases(v));
+    if (!def.is_result() || !single_use(v)) return std::nullopt;
+    const InstructionData& d = dfg_[def.inst()];
+    ShiftKind kind;
+    switch (d.opcode) {
+    case Opcode::Ishl: kind = ShiftKind::Lsl; break;
+    case Opcode::Ushr: kind = ShiftKind::Lsr; break;
+    case Opcode::Sshr: kind = ShiftKind::Asr; break;
+    default: return std::nullopt;
+    }
+    unsigned bits = type_of(v).bits();
+    auto k = const_of(d.args[1]);
+    if (!k || (kind != ShiftKind::Lsl && bits < 32)) return std::nullopt;
+    unsigned amount = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+    if (amount == 0) return std::nullopt;
+    return ShiftedOperand{d.args[0], kind, amount};
+}
+
+std::optional<Lowerer::ExtendedOperand> Lowerer::extended_operand(Value v) const {
+    unsigned bits = type_of(v).bits();
+    auto extension = [&](Value e) -> std::optional<ExtendedOperand> {
+        ValueDef def = dfg_.value_def(dfg_.resolve_aliases(e));
+        if (!def.is_result() || !single_use(e)) return std::nullopt;
+        const InstructionData& d = dfg_[def.inst()];
+        if (d.opcode != Opcode::Uextend && d.opcode != Opcode::Sextend) return std::nullopt;
+        unsigned from = type_of(d.args[0]).bits();
+        if (from >= bits || from > 32) return std::nullopt;
+        return ExtendedOperand{d.args[0], ext_op(from, d.opcode == Opcode::Sextend), 0};
+    };
+    if (auto e = extension(v)) return e;
+    auto shl = def_with(v, Opcode::Ishl);
+    if (!shl || !single_use(v)) return std::nullopt;
+    const InstructionData& d = dfg_[*shl];
+    auto k = const_of(d.args[1]);
+    if (!k) return std::nullopt;
+    unsigned amount = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+    if (amount < 1 || amount > 4) return std::nullopt;
+    auto e = extension(d.args[0]);
+    if (!e) return std::nullopt;
+    e->shift = amount;
+    return e;
+}
+
+std::optional<int64_t> Lowerer::logical_imm(Value v, unsigned size) const {
+    auto k = const_of(v);
+    if (!k) return std::nullopt;
+    Type t = type_of(v);
+    uint64_t candidates[2] = {static_cast<uint64_t>(*k), static_cast<uint64_t>(*k) & t.mask()};
+    for (uint64_t c : candidates) {
+        if (size == 4) c &= 0xffffffffu;
+        if (encode_logical_imm(c, 8 * size)) return static_cast<int64_t>(c);
+        if (t.bits() >= 32) break;  // only narrow types leave the bits above free
+    }
+    return std::nullopt;
+}
+
+bool Lowerer::lower_tst(Value v) {
+    auto band = def_with(v, Opcode::Band);
+    Type t = type_of(v);
+    if (!band || t.is_float() || !single_use(v)) return false;
+    const InstructionData& d = dfg_[*band];
+    unsigned size = reg_size(t);
+    for (int j = 1; j >= 0; --j) {
+        auto k = const_of(d.args[j]);
+        if (!k) continue;
+        // Only the type's own bits are tested: the garbage above a narrow
+        // value is masked off by the immediate.
+        uint64_t bits = static_cast<uint64_t>(*k) & t.mask();
+        if (!encode_logical_imm(bits, 8 * size)) return false;
+        MInst& m = emit(Op::TstLog, {Operand::use(use(d.args[1 - j]))});
+        m.size = static_cast<uint8_t>(size);
+        m.imm = static_cast<int64_t>(bits);
+        return true;
+    }
+    if (t.bits() < 32) return false;
+    emit(Op::Tst, {Operand::use(use(d.args[0])), Operand::use(use(d.args[1]))}).size = static_cast<uint8_t>(size);
+    return true;
+}
+
+bool Lowerer::lower_bitfield_and(Inst inst, const InstructionData& d) {
+    // band (ushr x, k), 2^w - 1  ->  ubfx x, k, w  (w cut to the bits left)
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits();
+    for (int j = 1; j >= 0; --j) {
+        auto k = const_of(d.args[j]);
+        if (!k) continue;
+        auto w = low_mask_width(static_cast<uint64_t>(*k), bits);
+        Value shifted = d.args[1 - j];
+        auto ushr = def_with(shifted, Opcode::Ushr);
+        auto sshr = def_with(shifted, Opcode::Sshr);
+        if (!w || !(ushr || sshr) || !single_use(shifted)) return false;
+        const InstructionData& sd = dfg_[ushr ? *ushr : *sshr];
+        auto amount = const_of(sd.args[1]);
+        if (!amount) return false;
+        unsigned lsb = static_cast<unsigned>(static_cast<uint64_t>(*amount) & (bits - 1));
+        if (lsb == 0) return false;
+        // sshr fills the top with sign copies: only a field below them.
+        if (sshr && *w > bits - lsb) return false;
+        bitfield(BfOp::Ubfx, reg_size(t), use(sd.args[0]), lsb, std::min(*w, bits - lsb), result(inst));
+        return true;
+    }
+    return false;
+}
+
+bool Lowerer::lower_bitfield_shift(Inst inst, const InstructionData& d) {
+    Type t = type_of(d.args[0]);
+    unsigned bits = t.bits(), size = reg_size(t);
+    auto k = const_of(d.args[1]);
+    if (!k) return false;
+    unsigned amount = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+    if (amount == 0) return false;
+    Value x = d.args[0];
+    if (d.opcode == Opcode::Ishl) {
+        // ishl (band y, 2^w - 1), k  ->  ubfiz y, k, w;  ishl (u/sextend y), k
+        // ->  ubfiz/sbfiz y, k, bits(y)  (w cut to the bits left).
+        if (!single_use(x)) return false;
+        unsigned room = bits - amount;
+        if (auto band = def_with(x, Opcode::Band)) {
+            const InstructionData& bd = dfg_[*band];
+            for (int j = 1; j >= 0; --j) {
+                auto m = const_of(bd.args[j]);
+                auto w = m ? low_mask_width(static_cast<uint64_t>(*m), bits) : std::nullopt;
+                if (!w) continue;
+                bitfield(BfOp::Ubfiz, size, use(bd.args[1 - j]), amount, std::min(*w, room), result(inst));
+                return true;
+            }
+            return false;
+        }
+        auto uext = def_with(x, Opcode::Uextend);
+        auto sext_ = def_with(x, Opcode::Sextend);
+        if (!uext && !sext_) return false;
+        const InstructionData& ed = dfg_[uext ? *uext : *sext_];
+        unsigned from = type_of(ed.args[0]).bits();
+        bitfield(uext ? BfOp::Ubfiz : BfOp::Sbfiz, size, use(ed.args[0]), amount, std::min(from, room), result(inst));
+        return true;
+    }
+    bool is_signed = d.opcode == Opcode::Sshr;
+    // ushr/sshr (ishl y, a), b  ->  ubfx/sbfx y, b - a, B - b  (b >= a), or
+    // ubfiz/sbfiz y, a - b, B - a  (b < a).
+    if (auto shl = def_with(x, Opcode::Ishl); shl && single_use(x)) {
+        const InstructionData& sd = dfg_[*shl];
+        if (auto ka = const_of(sd.args[1])) {
+            unsigned a = static_cast<unsigned>(static_cast<uint64_t>(*ka) & (bits - 1));
+            if (a != 0) {
+                VReg y = use(sd.args[0]);
+                if (amount >= a) {
+                    bitfield(is_signed ? BfOp::Sbfx : BfOp::Ubfx, size, y, amount - a, bits - amount, result(inst));
+                } else {
+                    bitfield(is_signed ? BfOp::Sbfiz : BfOp::Ubfiz, size, y, a - amount, bits - a, result(inst));
+                }
+                return true;
+            }
+        }
+    }
+    // A narrow right shift reads only the value's own bits: no extension.
+    if (bits < 32) {
+        bitfield(is_signed ? BfOp::Sbfx : BfOp::Ubfx, 4, use(x), amount, bits - amount, result(inst));
+        return true;
+    }
+    return false;
+}
+
+bool Lowerer::lower_bitfield_extend(Inst inst, const InstructionData& d) {
+    // uextend/sextend (ushr/sshr x, k)  ->  ubfx/sbfx x, k, B - k  (the bits
+    // of x above k); uextend/sextend (ireduce.iN (ushr/sshr x, k))  ->
+    // ubfx/sbfx x, k, N  when the field lies inside x.
+    bool is_signed = d.opcode == Opcode::Sextend;
+    unsigned size = reg_size(d.type);
+    Value v = d.args[0];
+    unsigned narrow_bits = type_of(v).bits();
+    auto reduce = def_with(v, Opcode::Ireduce);
+    if (reduce && single_use(v)) v = dfg_[*reduce].args[0];
+    bool through_reduce = reduce.has_value() && v != d.args[0];
+    auto ushr = def_with(v, Opcode::Ushr);
+    auto sshr = def_with(v, Opcode::Sshr);
+    if (!(ushr || sshr) || !single_use(v)) return false;
+    const InstructionData& sd = dfg_[ushr ? *ushr : *sshr];
+    unsigned bits = type_of(v).bits();
+    auto k = const_of(sd.args[1]);
+    if (!k) return false;
+    unsigned lsb = static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+    if (lsb == 0) return false;
+    unsigned width = through_reduce ? narrow_bits : bits - lsb;
+    if (lsb + width > bits) return false;
+    // The field is read from x's register at the result's width; a
+    // zero-extended field may be read at 64 bits for an i32 result.
+    if (lsb + width > 8 * size && (through_reduce && is_signed)) return false;
+    if (lsb + width > 8 * size) size = 8;
+    BfOp op;
+    if (through_reduce) {
+        // The field lies inside x: the shift's kind does not matter.
+        op = is_signed ? BfOp::Sbfx : BfOp::Ubfx;
+    } else if (ushr) {
+        op = BfOp::Ubfx;  // the shifted value's top bit is 0: either extension is a zero-extension
+    } else if (is_signed) {
+        op = BfOp::Sbfx;
+    } else {
+        return false;  // sign copies, then zero-extended: not one field
+    }
+    bitfield(op, size, use(sd.args[0]), lsb, width, result(inst));
+    return true;
+}
+
+bool Lowerer::lower_bfi(Inst inst, const InstructionData& d) {
+    // bor (band x, ~M), ins  where M = (2^w - 1) << k and ins is one of
+    //   band (ishl y, k), M;  ishl (band y, 2^w - 1), k;  ishl y, k (k + w = B);
+    //   band y, 2^w - 1 (k = 0)
+    // ->  bfi x, y, k, w.
+    Type t = type_of(d.args[0]);
+    if (t.is_float()) return false;
+    unsigned bits = t.bits();
+    uint64_t mask = t.mask();
+    struct Field {
+        Value y;
+        unsigned lsb, width;
+    };
+    auto field_of = [&](Value ins) -> std::optional<Field> {
+        if (!single_use(ins)) return std::nullopt;
+        auto shift_amount = [&](const InstructionData& sd) -> std::optional<unsigned> {
+            auto k = const_of(sd.args[1]);
+            if (!k) return std::nullopt;
+            return static_cast<unsigned>(static_cast<uint64_t>(*k) & (bits - 1));
+        };
+        if (auto band = def_with(ins, Opcode::Band)) {
+            const InstructionData& bd = dfg_[*band];
+            auto m = const_of(bd.args[1]);
+            if (!m) return std::nullopt;
+            uint64_t mv = static_cast<uint64_t>(*m) & mask;
+            if (mv == 0) return std::nullopt;
+            unsigned lsb = static_cast<unsigned>(std::countr_zero(mv));
+            auto w = low_mask_width(mv >> lsb, bits);
+            if (!w && (mv >> lsb) != (mask >> lsb)) return std::nullopt;
+            unsigned width = w ? *w : bits - lsb;
+            if (lsb == 0) return Field{bd.args[0], 0, width};
+            auto shl = def_with(bd.args[0], Opcode::Ishl);
+            if (!shl || !single_use(bd.args[0])) return std::nullopt;
+            auto k = shift_amount(dfg_[*shl]);
+            if (!k || *k != lsb) return std::nullopt;
+            return Field{dfg_[*shl].args[0], lsb, width};
+        }
+        auto shl = def_with(ins, Opcode::Ishl);
+        if (!shl) return std::nullopt;
+        const InstructionData& sd = dfg_[*shl];
+        auto k = shift_amount(sd);
+        if (!k || *k == 0) return std::nullopt;
+        if (auto band = def_with(sd.args[0], Opcode::Band); band && single_use(sd.args[0])) {
+            const InstructionData& bd = dfg_[*band];
+            auto m = const_of(bd.args[1]);
+            auto w = m ? low_mask_width(static_cast<uint64_t>(*m), bits) : std::nullopt;
+            if (w) return Field{bd.args[0], *k, std::min(*w, bits - *k)};
+        }
+        return Field{sd.args[0], *k, bits - *k};
+    };
+    for (int j = 0; j < 2; ++j) {
+        Value keep = d.args[j];
+        auto kb = def_with(keep, Opcode::Band);
+        if (!kb || !single_use(keep)) continue;
+        const InstructionData& kd = dfg_[*kb];
+        auto c = const_of(kd.args[1]);
+        if (!c) continue;
+        auto f = field_of(d.args[1 - j]);
+        if (!f || f->width == 0 || f->lsb + f->width > bits) continue;
+        uint64_t field_mask = low_ones(f->width) << f->lsb;
+        if ((static_cast<uint64_t>(*c) & mask) != (~field_mask & mask)) continue;
+        unsigned size = reg_size(t);
+        MInst& m = emit(Op::Bfi, {Operand::use(use(kd.args[0])), Operand::use(use(f->y)), Operand::def_reuse(result(inst), 0)});
+        m.size = static_cast<uint8_t>(size);
+        m.imm = f->lsb;
+        m.size2 = static_cast<uint8_t>(f->width);
+        return true;
+    }
+    return false;
 }
 
 void Lowerer::lower_div(Inst inst, const InstructionData& d) {
@@ -734,6 +1138,7 @@ void Lowerer::lower_shift(Inst inst, const InstructionData& d) {
     unsigned size = reg_size(t);
     VReg out = result(inst);
     bool rotate = d.opcode == Opcode::Rotl || d.opcode == Opcode::Rotr;
+    if (!rotate && lower_bitfield_shift(inst, d)) return;
     auto k = const_of(d.args[1]);
     if (bits < 32 && rotate) {
         // Narrow rotate: (x << l) | (x >> (B - l)) on the zero-extended value.
