@@ -31,7 +31,7 @@ bool is_pure_for_lowering(const InstructionData& d) {
 }
 
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
-                     bool loop_depths, ra::Function& r, std::vector<uint32_t>& block_ir) {
+                     ra::Function& r, std::vector<uint32_t>& block_ir) {
     const DataFlowGraph& dfg = f.dfg;
     auto vreg_of = [&](Value v) {
         v = dfg.resolve_aliases(v);
@@ -40,13 +40,10 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
     Block entry = *f.layout.entry_block();
     // Loop depth weights spill costs; an edge block counts as the shallower
     // of its two ends. An irreducible function counts as depth 0 throughout.
+    ControlFlowGraph cfg(f);
+    DominatorTree domtree(f, cfg);
     LoopAnalysis loops;
-    bool reducible = false;
-    if (loop_depths) {
-        ControlFlowGraph cfg(f);
-        DominatorTree domtree(f, cfg);
-        reducible = !loops.compute(f, cfg, domtree);
-    }
+    const bool reducible = !loops.compute(f, cfg, domtree);
     uint32_t source_depth = 0;
     r.block_insts_begin.push_back(0);
     r.succs_begin.push_back(0);

@@ -85,9 +85,9 @@ bool is_pure_for_lowering(const InstructionData& d);
 /// The allocator's block arrays of `r` (instructions per block from
 /// `block_sizes`, successors, branch arguments, block parameters,
 /// predecessors, loop depths) and `block_ir`, from `order`. Loop depths
-/// weight spill costs; with `loop_depths` off every block counts as depth 0.
+/// weight spill costs (0 throughout an irreducible function).
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
-                     bool loop_depths, ra::Function& r, std::vector<uint32_t>& block_ir);
+                     ra::Function& r, std::vector<uint32_t>& block_ir);
 
 /// The ISA-neutral half of a Lowerer. `VCode` derives from VCodeBase.
 template <class VCode>
@@ -283,8 +283,8 @@ protected:
     }
 
     /// The allocator's block arrays (see build_ra_blocks) and the vreg count.
-    void finish_blocks(bool loop_depths) {
-        build_ra_blocks(f_, order_, block_sizes_, loop_depths, out_.ra, out_.block_ir);
+    void finish_blocks() {
+        build_ra_blocks(f_, order_, block_sizes_, out_.ra, out_.block_ir);
         out_.ra.num_vregs = next_vreg_;
     }
 

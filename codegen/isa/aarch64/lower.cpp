@@ -473,7 +473,7 @@ std::string Lowerer::run() {
     };
     auto calls = [](const MInst& m) { return m.op == Op::Call || m.op == Op::CallInd; };
     finish_insts(classify, calls, caller_saved());
-    finish_blocks(/*loop_depths=*/false);
+    finish_blocks();
     return {};
 }
 

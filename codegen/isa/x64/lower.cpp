@@ -403,7 +403,7 @@ std::string Lowerer::run() {
         [&](Inst i) { return folded_[i] && !needed_[dfg_.first_result(i)]; });
     if (!err.empty()) return err;
     finish_insts();
-    finish_blocks(/*loop_depths=*/true);
+    finish_blocks();
     return {};
 }
 
