@@ -452,6 +452,15 @@ TEST(Aarch64Backend, CalleeSavedRegistersAreSavedInPairs) {
                      "  ldp x29, x30, [sp], #0x10\n"),
               std::string::npos)
         << m;
+    // A tail call to a callee with a larger stack-argument area restores
+    // them fp-relative, the shared slot included, before the copy.
+    std::string g = listing_of("callee-saved.clif", "grow");
+    EXPECT_NE(g.find("  ldp x19, x20, [x29, #-0x10]\n"
+                     "  ldur x21, [x29, #-0x20]\n"
+                     "  ldur d8, [x29, #-0x18]\n"
+                     "  ldp x29, x30, [x29]\n"),
+              std::string::npos)
+        << g;
 }
 
 TEST(Aarch64LogicalImm, EncoderAgreesWithTheArchitecturalDecoding) {
