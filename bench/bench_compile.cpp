@@ -1,4 +1,5 @@
-// Compile speed of the x86-64 backend, end to end (IR -> installed code in
+// Compile speed of the x86-64 backend (and of the AArch64 backend on the
+// same host, BM_*_aarch64 and BM_Compile_*), end to end (IR -> installed code in
 // a JITModule) and stage by stage: verify, lower, regalloc, emit, install
 // (map, copy, protect, register trap sites; the old version released as a
 // redefinition does). BM_EndToEnd is opt_level none; BM_EndToEndOpt runs
@@ -21,6 +22,8 @@
 #include <string>
 
 #include "codegen/ir/parser.h"
+#include "codegen/isa/aarch64/emit.h"
+#include "codegen/isa/aarch64/lower.h"
 #include "codegen/isa/x64/emit.h"
 #include "codegen/isa/x64/lower.h"
 #include "codegen/isa/x64/settings.h"
@@ -301,6 +304,70 @@ void BM_Install(benchmark::State& state) {
     set_counters(state, in.insts);
 }
 
+// --- x86-64 against AArch64, on this host ------------------------------------
+// The same inputs compiled by TargetIsa::compile (lower, allocate, emit into
+// CompiledCode; no verify, no install) for each ISA, and the AArch64 stages
+// one by one as above. docs/backend-aarch64.md has the ratios.
+
+void compile_with(benchmark::State& state, const char* isa_name) {
+    const Input& in = input(state.range(0));
+    std::unique_ptr<TargetIsa> isa = isa_by_name(isa_name);
+    CompiledCode code;
+    for (auto _ : state) {
+        code.clear();
+        std::string err = isa->compile(*in.func, CompileOptions{}, code);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(code.bytes.data());
+    }
+    set_counters(state, in.insts);
+}
+void BM_Compile_x64(benchmark::State& state) { compile_with(state, "x86_64"); }
+void BM_Compile_aarch64(benchmark::State& state) { compile_with(state, "aarch64"); }
+
+void BM_Lower_aarch64(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    aarch64::VCode vcode;
+    for (auto _ : state) {
+        vcode.clear();
+        std::string err = aarch64::lower_function(*in.func, vcode);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(vcode.insts.data());
+    }
+    set_counters(state, in.insts);
+}
+
+void BM_Regalloc_aarch64(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    aarch64::VCode vcode;
+    if (!aarch64::lower_function(*in.func, vcode).empty()) std::abort();
+    ra::Context ctx;
+    ra::Output out;
+    for (auto _ : state) {
+        out.clear();
+        std::string err = ra::allocate(vcode.ra, aarch64::machine_env(), out, ctx);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(out.allocs.data());
+    }
+    set_counters(state, in.insts);
+}
+
+void BM_Emit_aarch64(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    aarch64::VCode vcode;
+    if (!aarch64::lower_function(*in.func, vcode).empty()) std::abort();
+    ra::Context ctx;
+    ra::Output alloc;
+    if (!ra::allocate(vcode.ra, aarch64::machine_env(), alloc, ctx).empty()) std::abort();
+    CompiledCode code;
+    for (auto _ : state) {
+        code.clear();
+        std::string err = aarch64::emit_function(*in.func, vcode, alloc, code);
+        if (!err.empty()) state.SkipWithError(err.c_str());
+        benchmark::DoNotOptimize(code.bytes.data());
+    }
+    set_counters(state, in.insts);
+}
+
 // Arg 0 is the trivial function.
 #define HERON_SIZES ->Arg(0)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
 BENCHMARK(BM_EndToEnd) HERON_SIZES->Unit(benchmark::kMicrosecond);
@@ -311,6 +378,11 @@ BENCHMARK(BM_Lower) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Regalloc) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Emit) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Install) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Compile_x64) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Compile_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Lower_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Regalloc_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Emit_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
