@@ -2,8 +2,8 @@
 // same host, BM_*_aarch64 and BM_Compile_*), end to end (IR -> installed code in
 // a JITModule) and stage by stage: verify, lower, regalloc, emit, install
 // (map, copy, protect, register trap sites; the old version released as a
-// redefinition does). BM_EndToEnd is opt_level none; BM_EndToEndOpt runs
-// the pass pipeline that exists so far (loop-form, licm) first.
+// redefinition does). BM_EndToEnd is opt_level none; BM_EndToEndOpt is
+// opt_level speed (the IR pipeline of codegen/opt/pipeline.h first).
 //
 // Inputs: a trivial function (one iadd) for the per-function fixed cost,
 // and generated functions of ~1K, 10K, 100K and 1M IR instructions (blocks
@@ -28,7 +28,7 @@
 #include "codegen/isa/x64/lower.h"
 #include "codegen/isa/x64/settings.h"
 #include "codegen/machinst/isa.h"
-#include "codegen/opt/pass_manager.h"
+#include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/code_memory.h"
 #include "jit/jit_module.h"
@@ -188,24 +188,18 @@ void BM_EndToEnd(benchmark::State& state) {
     set_counters(state, in.insts);
 }
 
-/// The same with "optimizations on": the pass pipeline that exists today
-/// (loop-form, licm; verifier between passes off as in release) on a copy
-/// of the function, then define + finalize. BM_CopyFunction is the copy's
-/// share.
-constexpr const char* kOptPipeline = "loop-form,licm";
-
+/// The same at opt_level speed: the JIT module copies the function and runs
+/// the IR pipeline of codegen/opt/pipeline.h on it (verifier between passes
+/// off, as in release), then compiles the copy. BM_CopyFunction is the
+/// copy's share.
 void BM_EndToEndOpt(benchmark::State& state) {
     const Input& in = input(state.range(0));
-    JITModule jit;
+    JITBuilder b;
+    b.opt_level(OptLevel::Speed);
+    JITModule jit(std::move(b));
     FuncId id = jit.declare_function("f", Linkage::Export, in.func->signature).value();
-    PassManagerOptions po;
-    po.verify_each = false;
     for (auto _ : state) {
-        Function f = *in.func;
-        PassManager pm(po);
-        if (auto e = pm.add_pipeline(kOptPipeline)) state.SkipWithError(e->c_str());
-        if (auto e = pm.run(f)) state.SkipWithError(e->c_str());
-        if (auto e = jit.define_function(id, f)) state.SkipWithError(e->message.c_str());
+        if (auto e = jit.define_function(id, *in.func)) state.SkipWithError(e->message.c_str());
         if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
         benchmark::DoNotOptimize(jit.get_finalized_function(id));
     }

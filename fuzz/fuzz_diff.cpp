@@ -5,8 +5,9 @@
 // for bit (the generator canonicalizes arithmetic NaNs). Half of the inputs
 // may contain loops whose exit depends on data: the interpreter runs first
 // with fuel, and a pair that runs out is skipped before the JIT sees it.
-// Then the same pairs run on the JIT after the optimizer (loop-form, licm),
-// against the interpreter again: unoptimized vs optimized.
+// Then the same pairs run on the JIT after the optimizer (the pipeline of
+// opt_level speed: loop-form, licm), against the interpreter again:
+// unoptimized vs optimized.
 //
 // The first input byte picks the generator's features and sizes, the rest
 // drives its choices, so the fuzzer can explore small feature subsets
@@ -19,6 +20,7 @@
 
 #include "codegen/ir/printer.h"
 #include "codegen/opt/pass_manager.h"
+#include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
 #include "fuzz/gen/diff.h"
 #include "fuzz/gen/generator.h"
@@ -70,10 +72,12 @@ struct OptStats {
 OptStats opt_stats;
 
 /// The JIT after the optimizer: each function is copied, run through
-/// kPipeline (verified after every pass that changes it) and compiled.
+/// the pipeline of opt_level speed (codegen/opt/pipeline.h; verified after
+/// every pass that changes it) and compiled: what JITBuilder::opt_level
+/// does, spelled out here so the stats can look between the passes.
 class OptimizedJitEngine : public Engine {
 public:
-    static constexpr const char* kPipeline = "loop-form,licm";
+    static constexpr std::string_view kPipeline = opt_pipeline(OptLevel::Speed);
 
     std::string name() const override { return "jit-opt"; }
     bool load(const Module& m, std::string& error) override {

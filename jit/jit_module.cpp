@@ -6,6 +6,7 @@
 
 #include "codegen/ir/cursor.h"
 #include "codegen/ir/printer.h"
+#include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/code_memory.h"
 #include "jit/trap_handler.h"
@@ -58,12 +59,24 @@ JITBuilder& JITBuilder::check_regalloc(bool on) {
     options_.check_regalloc = on;
     return *this;
 }
+JITBuilder& JITBuilder::opt_level(OptLevel level) {
+    options_.opt_level = level;
+    return *this;
+}
+JITBuilder& JITBuilder::verify_passes(bool on) {
+    options_.verify_passes = on;
+    return *this;
+}
 
 struct JITModule::Impl {
     SymbolResolver symbols;
     std::shared_ptr<TargetIsa> isa;
     CompileOptions options;
     CodeMemory memory;
+    // opt_level Speed: the pipeline and the copy it edits (kept, so the
+    // next function reuses their memory).
+    std::optional<Optimizer> optimizer;
+    Function scratch;
 
     struct Func {
         std::string name;
@@ -113,8 +126,13 @@ JITModule::JITModule(JITBuilder builder) : impl_(std::make_unique<Impl>()) {
     impl_->symbols = std::move(builder.symbols_);
     impl_->isa = builder.isa_ ? std::move(builder.isa_) : std::shared_ptr<TargetIsa>(host_isa());
     impl_->options = builder.options_;
+    if (impl_->options.opt_level != OptLevel::None) {
+        impl_->optimizer.emplace(impl_->options.opt_level, impl_->options.verify_passes);
+    }
     isa_ = impl_->isa.get();
 }
+
+OptLevel JITModule::opt_level() const { return impl_->options.opt_level; }
 
 JITModule::~JITModule() = default;
 
@@ -156,8 +174,14 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
     if (!verify_function(func, errs)) {
         return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
     }
+    const Function* to_compile = &func;
+    if (impl_->optimizer) {
+        impl_->scratch = func;
+        if (auto e = impl_->optimizer->run(impl_->scratch)) return JitError{"cannot optimize %" + f.name + ": " + *e};
+        to_compile = &impl_->scratch;
+    }
     CompiledCode code;
-    std::string err = impl_->isa->compile(func, impl_->options, code);
+    std::string err = impl_->isa->compile(*to_compile, impl_->options, code);
     if (!err.empty()) return JitError{"cannot compile %" + f.name + ": " + err};
     f.pending = std::move(code);
     return std::nullopt;

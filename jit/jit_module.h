@@ -50,6 +50,12 @@ public:
     JITBuilder& isa(std::unique_ptr<TargetIsa> isa);
     /// Run the register allocation checker on every function (tests).
     JITBuilder& check_regalloc(bool on);
+    /// OptLevel::Speed runs the IR pipeline (codegen/opt/pipeline.h) on a
+    /// copy of each defined function before compiling it; None (the
+    /// default) compiles the function as given.
+    JITBuilder& opt_level(OptLevel level);
+    /// Verify the function after every pass of the pipeline (tests).
+    JITBuilder& verify_passes(bool on);
 
 private:
     friend class JITModule;
@@ -82,9 +88,10 @@ public:
     /// returns the same id; with another signature it is an error.
     JitResult<FuncId> declare_function(std::string_view name, Linkage linkage, const Signature& sig);
     std::optional<FuncId> find_function(std::string_view name) const;
-    /// Verifies and compiles `func` for `id`; it becomes callable after the
-    /// next finalize_definitions. Defining an already defined function
-    /// replaces it then (redefinition).
+    /// Verifies, optimizes (at the builder's opt_level, on a copy) and
+    /// compiles `func` for `id`; it becomes callable after the next
+    /// finalize_definitions. Defining an already defined function replaces
+    /// it then (redefinition).
     std::optional<JitError> define_function(FuncId id, const Function& func);
     /// Places, links and protects everything defined since the last call.
     /// On error nothing of this batch is installed and earlier code stays.
@@ -109,6 +116,7 @@ public:
     JitCallOutcome call(FuncId id, std::span<const DataValue> args);
 
     TargetIsa& isa() { return *isa_; }
+    OptLevel opt_level() const;
 
 private:
     struct Impl;

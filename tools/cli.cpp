@@ -3,15 +3,18 @@
 //   heron test FILE|DIR...          file tests (text-format.md)
 //   heron cat FILE                  parse and print back in canonical form
 //   heron verify FILE               parse and verify; prints errors
-//   heron run FILE [--fn NAME] [--time] [--interp] [ARGS...]
+//   heron run FILE [--fn NAME] [--time] [--interp] [--opt-level L] [ARGS...]
 //                                   call a function (JIT-compiled, or on the
 //                                   interpreter) and print its results;
 //                                   FILE.hn: a program in the small language
 //                                   (tools/lang/, docs/lang.md)
-//   heron compile FILE [--target ISA] [--disasm] [--vcode]
+//   heron compile FILE [--target ISA] [--opt-level L] [--disasm] [--vcode]
 //                                   compile every function for the host (or
 //                                   ISA: x86_64, aarch64) and print sizes,
 //                                   machine code, VCode (x86-64)
+//   --opt-level none|speed          the IR pipeline before lowering
+//                                   (codegen/opt/pipeline.h); default: the
+//                                   file's `set opt_level=`, else none
 //   heron structure FILE [--no-break] [--check]
 //                                   structured pseudo-code (docs/structure.md)
 //   heron repl [--lang]             interactive session (tools/repl.h)
@@ -34,6 +37,7 @@
 #include "codegen/isa/x64/lower.h"
 #include "codegen/isa/x64/settings.h"
 #include "codegen/machinst/isa.h"
+#include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
 #include "tools/cli_passes.h"
@@ -52,14 +56,16 @@ constexpr const char* kUsage =
     "  test FILE|DIR...                 run file tests; prints failures and 'N passed, N failed'\n"
     "  cat FILE                         parse and print functions in canonical form\n"
     "  verify FILE                      parse and verify every function\n"
-    "  run FILE [--fn NAME] [--time] [--interp] [ARGS...]\n"
+    "  run FILE [--fn NAME] [--time] [--interp] [--opt-level none|speed] [ARGS...]\n"
     "                                   call a function (default: %main, or the first one)\n"
     "                                   with ARGS typed by its signature; print its results.\n"
     "                                   JIT-compiled unless --interp. FILE.hn: a program in\n"
     "                                   the small language (docs/lang.md), default fn main\n"
-    "  compile FILE [--target ISA] [--disasm] [--vcode]\n"
+    "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode]\n"
     "                                   compile for the host or ISA (x86_64, aarch64); print\n"
-    "                                   code size, machine code\n"
+    "                                   code size, machine code. --opt-level: the IR passes\n"
+    "                                   before lowering (default: the file's set opt_level,\n"
+    "                                   else none)\n"
     "  structure FILE [--no-break] [--check]\n"
     "                                   print each function as structured pseudo-code\n"
     "                                   (docs/structure.md); --check lowers it back to IR and\n"
@@ -90,6 +96,42 @@ bool load(const std::string& path, ParseOutcome& out) {
     out = parse_test_file(text);
     for (const Diagnostic& d : out.errors) std::cerr << d.format(path) << "\n";
     return out.ok();
+}
+
+/// `--opt-level L` / `--opt-level=L` at args[i] (advancing i past a
+/// separate value). Returns false when args[i] is not the flag; sets
+/// `error` when it is, but its value is missing or unknown.
+bool opt_level_flag(const std::vector<std::string>& args, size_t& i, std::optional<OptLevel>& level,
+                    std::string& error) {
+    const std::string& a = args[i];
+    std::string value;
+    if (a == "--opt-level") {
+        if (i + 1 >= args.size()) {
+            error = "--opt-level needs a value (none, speed)";
+            return true;
+        }
+        value = args[++i];
+    } else if (a.rfind("--opt-level=", 0) == 0) {
+        value = a.substr(12);
+    } else {
+        return false;
+    }
+    level = parse_opt_level(value);
+    if (!level) error = "unknown opt level '" + value + "' (none, speed)";
+    return true;
+}
+
+/// The level a command uses: the flag, else the file's `set opt_level=`,
+/// else none.
+std::optional<OptLevel> file_opt_level(const std::string& path, const TestFile& file, std::optional<OptLevel> flag) {
+    if (flag) return flag;
+    for (const auto& [name, value] : file.settings) {
+        if (name != "opt_level") continue;
+        auto level = parse_opt_level(value);
+        if (!level) std::cerr << path << ": unknown opt_level '" << value << "' (none, speed)\n";
+        return level;
+    }
+    return OptLevel::None;
 }
 
 bool verify_file(const std::string& path, const TestFile& file) {
@@ -140,9 +182,16 @@ int cmd_verify(const std::vector<std::string>& args) {
 int cmd_run(const std::vector<std::string>& args) {
     std::string path, fn;
     bool show_time = false, interp_only = false;
+    std::optional<OptLevel> opt_flag;
+    std::string flag_error;
     std::vector<std::string> values;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--fn" && i + 1 < args.size()) {
+        if (opt_level_flag(args, i, opt_flag, flag_error)) {
+            if (!flag_error.empty()) {
+                std::cerr << "heron run: " << flag_error << "\n";
+                return 2;
+            }
+        } else if (args[i] == "--fn" && i + 1 < args.size()) {
             fn = args[++i];
         } else if (args[i] == "--time") {
             show_time = true;
@@ -164,10 +213,12 @@ int cmd_run(const std::vector<std::string>& args) {
             std::cerr << path << ": --interp runs CLIF files only\n";
             return 2;
         }
-        return lang::run_file(path, fn, show_time, values);
+        return lang::run_file(path, fn, show_time, values, opt_flag.value_or(OptLevel::None));
     }
     ParseOutcome parsed;
     if (!load(path, parsed) || !verify_file(path, parsed.file)) return 1;
+    const std::optional<OptLevel> opt_level = file_opt_level(path, parsed.file, opt_flag);
+    if (!opt_level) return 1;
     const Function* target = nullptr;
     for (const ParsedFunction& pf : parsed.file.functions) {
         const ExternalName& n = pf.func->name;
@@ -207,7 +258,9 @@ int cmd_run(const std::vector<std::string>& args) {
         run_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
         executed = interp.executed();
     } else {
-        JITModule jit;
+        JITBuilder builder;
+        builder.opt_level(*opt_level);
+        JITModule jit(std::move(builder));
         auto t0 = std::chrono::steady_clock::now();
         std::optional<FuncId> target_id;
         for (const ParsedFunction& pf : parsed.file.functions) {
@@ -260,7 +313,8 @@ int cmd_run(const std::vector<std::string>& args) {
             std::snprintf(buf, sizeof buf, "   [%s: run %.1f us, %llu IR insts executed]", engine, run_us,
                           static_cast<unsigned long long>(executed));
         } else {
-            std::snprintf(buf, sizeof buf, "   [%s: compile %.1f us, run %.1f us]", engine, compile_us, run_us);
+            std::snprintf(buf, sizeof buf, "   [%s, opt_level %s: compile %.1f us, run %.1f us]", engine,
+                          std::string(opt_level_name(*opt_level)).c_str(), compile_us, run_us);
         }
         std::cout << buf;
     }
@@ -301,9 +355,16 @@ std::vector<tools::DisasmComment> ir_comments(const Function& f, const CompiledC
 int cmd_compile(const std::vector<std::string>& args) {
     std::string path, target(host_isa_name());
     bool disasm = false, vcode = false;
+    std::optional<OptLevel> opt_flag;
+    std::string flag_error;
     for (size_t k = 0; k < args.size(); ++k) {
         const std::string& a = args[k];
-        if (a == "--disasm") disasm = true;
+        if (opt_level_flag(args, k, opt_flag, flag_error)) {
+            if (!flag_error.empty()) {
+                std::cerr << "heron compile: " << flag_error << "\n";
+                return 2;
+            }
+        } else if (a == "--disasm") disasm = true;
         else if (a == "--vcode") vcode = true;
         else if (a == "--target" && k + 1 < args.size()) target = args[++k];
         else if (path.empty()) path = a;
@@ -323,12 +384,22 @@ int cmd_compile(const std::vector<std::string>& args) {
         std::cerr << "heron compile: unknown target '" << target << "' (x86_64, x86_64-baseline, aarch64)\n";
         return 2;
     }
+    const std::optional<OptLevel> opt_level = file_opt_level(path, parsed.file, opt_flag);
+    if (!opt_level) return 1;
     bool is_x64 = isa->name() == "x86_64";
     CompileOptions opts;
     opts.check_regalloc = true;
+    opts.opt_level = *opt_level;
+    opts.verify_passes = true;
+    Optimizer optimizer(*opt_level, opts.verify_passes);
     int status = 0;
     for (const ParsedFunction& pf : parsed.file.functions) {
-        const Function& f = *pf.func;
+        Function f = *pf.func;
+        if (auto e = optimizer.run(f)) {
+            std::cerr << path << ":" << pf.srcmap.function.line << ": " << f.name.to_string() << ": " << *e << "\n";
+            status = 1;
+            continue;
+        }
         if (vcode && is_x64) {
             x64::VCode vc;
             std::string err = x64::lower_function(f, x64::Settings::host(), vc);

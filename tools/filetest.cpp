@@ -22,6 +22,7 @@
 #include "codegen/ir/printer.h"
 #include "codegen/ir/run_command.h"
 #include "codegen/machinst/isa.h"
+#include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
 #include "tools/filetest_kinds.h"
@@ -131,7 +132,14 @@ FileTestStats FileRun::run(std::string_view text) {
 
     static std::set<std::string> reported_settings;
     for (const auto& [name, value] : file.settings) {
-        if (name == "opt_level" || name == "enable_verifier") continue;
+        if (name == "opt_level") {
+            if (!parse_opt_level(value)) {
+                fail(1, "unknown opt_level '" + value + "' (none, speed)");
+                return stats_;
+            }
+            continue;
+        }
+        if (name == "enable_verifier") continue;
         if (reported_settings.insert(name).second) out_ += path_ + ": note: unknown setting '" + name + "' ignored\n";
     }
 
@@ -295,8 +303,14 @@ void FileRun::run_cat_kind(const ParsedFunction& pf) {
 void FileRun::run_on_jit(const TestFile& file) {
     // Every function of the file goes into one JIT module, so calls between
     // them link. A function the backend cannot compile fails its directives.
+    OptLevel level = OptLevel::None;
+    for (const auto& [name, value] : file.settings) {
+        if (name == "opt_level") level = parse_opt_level(value).value_or(OptLevel::None);
+    }
     JITBuilder builder;
     builder.check_regalloc(true);
+    builder.opt_level(opts_.opt_level.value_or(level));
+    builder.verify_passes(true);
     builder.isa(isa_by_name(opts_.isa.empty() ? host_isa_name() : std::string_view(opts_.isa)));
     JITModule jit(builder);
     std::map<std::string, std::string> compile_errors;
@@ -437,7 +451,20 @@ std::vector<std::string> collect_test_files(const std::vector<std::string>& path
     return files;
 }
 
-int run_test_command(const std::vector<std::string>& paths) {
+int run_test_command(const std::vector<std::string>& args) {
+    FileTestOptions opts;
+    std::vector<std::string> paths;
+    for (const std::string& a : args) {
+        if (a.rfind("--opt-level=", 0) == 0) {
+            opts.opt_level = parse_opt_level(a.substr(12));
+            if (!opts.opt_level) {
+                std::cout << "heron test: unknown opt level '" << a.substr(12) << "' (none, speed)\n";
+                return 2;
+            }
+            continue;
+        }
+        paths.push_back(a);
+    }
     std::string errors;
     std::vector<std::string> files = collect_test_files(paths, errors);
     FileTestStats total;
@@ -445,7 +472,6 @@ int run_test_command(const std::vector<std::string>& paths) {
         std::cout << errors;
         ++total.failed;
     }
-    FileTestOptions opts;
     for (const std::string& f : files) {
         std::ifstream in(f, std::ios::binary);
         std::stringstream ss;

@@ -6,9 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "codegen/machinst/isa.h"
 
 namespace heron::tools {
 
@@ -32,6 +35,9 @@ struct FileTestOptions {
     /// host's; "x86_64-baseline" switches off every optional CPU feature to
     /// exercise the fallbacks.
     std::string isa;
+    /// The opt_level `test run` compiles at, overriding the file's
+    /// `set opt_level=` (nullopt: the file's, else none).
+    std::optional<OptLevel> opt_level;
 };
 
 /// Runs the tests of one file whose contents are `text`. Failure lines and
@@ -42,8 +48,9 @@ FileTestStats run_file_test(std::string_view path, std::string_view text, const 
 /// Expands directories into their *.clif files (recursively, sorted).
 std::vector<std::string> collect_test_files(const std::vector<std::string>& paths, std::string& errors);
 
-/// `heron test PATH...`: runs every file, prints failures and the closing
-/// line to stdout; returns the exit status (0 only when nothing failed).
-int run_test_command(const std::vector<std::string>& paths);
+/// `heron test [--opt-level=none|speed] PATH...`: runs every file, prints
+/// failures and the closing line to stdout; returns the exit status (0 only
+/// when nothing failed).
+int run_test_command(const std::vector<std::string>& args);
 
 }  // namespace heron::tools

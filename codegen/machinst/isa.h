@@ -2,6 +2,7 @@
 // compile. An ISA turns a verified function into CompiledCode.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,10 +12,21 @@
 
 namespace heron {
 
+/// How hard a compile works on the code (CLIF `set opt_level=...`).
+/// `None` lowers the function as written; `Speed` first runs the IR
+/// pipeline of codegen/opt/pipeline.h. The pipeline is run by whoever
+/// holds a mutable copy of the function (JITModule, `heron compile`);
+/// TargetIsa::compile lowers the function it is given.
+enum class OptLevel : uint8_t { None, Speed };
+
 struct CompileOptions {
+    OptLevel opt_level = OptLevel::None;
     /// Run the register allocation checker on every function (tests,
     /// fuzzing); off by default in release embedders.
     bool check_regalloc = false;
+    /// With opt_level Speed: run the verifier after every IR pass that
+    /// changed the function (tests, fuzzing).
+    bool verify_passes = false;
 };
 
 class TargetIsa {

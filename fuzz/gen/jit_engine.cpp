@@ -6,6 +6,8 @@ namespace heron::gen {
 bool JitEngine::load(const Module& m, std::string& error) {
     JITBuilder b;
     b.check_regalloc(true);
+    b.opt_level(level_);
+    b.verify_passes(true);
     jit_ = std::make_unique<JITModule>(b);
     ids_.clear();
     for (const auto& f : m.functions) {

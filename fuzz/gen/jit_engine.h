@@ -1,6 +1,7 @@
-// The x86-64 JIT as a differential-testing engine: every function of a
-// module goes into one JITModule (register-allocation checker on), calls go
-// through the module's trampolines and trap handler.
+// The JIT as a differential-testing engine: every function of a module goes
+// into one JITModule (register-allocation checker on; at OptLevel::Speed the
+// IR pipeline runs first, verified after every pass), calls go through the
+// module's trampolines and trap handler.
 #pragma once
 
 #include <memory>
@@ -13,11 +14,13 @@ namespace heron::gen {
 
 class JitEngine : public Engine {
 public:
-    std::string name() const override { return "jit"; }
+    explicit JitEngine(OptLevel level = OptLevel::None) : level_(level) {}
+    std::string name() const override { return level_ == OptLevel::None ? "jit" : "jit-opt"; }
     bool load(const Module& m, std::string& error) override;
     InterpOutcome call(const Function& func, std::span<const DataValue> args) override;
 
 private:
+    OptLevel level_;
     std::unique_ptr<JITModule> jit_;
     std::unordered_map<const Function*, FuncId> ids_;
 };

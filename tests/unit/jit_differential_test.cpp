@@ -11,15 +11,16 @@
 namespace heron::gen {
 namespace {
 
-TEST(JitDifferential, InterpreterAndJitAgreeOnRandomModules) {
+/// Random modules until `min_pairs` function x input pairs ran on the
+/// interpreter and on the JIT at `level`; every pair must agree.
+void run_random_modules(OptLevel level, uint64_t min_pairs) {
     GenOptions opts;
     opts.canonicalize_nans = true;
     DiffResult total;
     InterpreterEngine interp;
-    JitEngine jit;
+    JitEngine jit(level);
     uint64_t seed = 1;
-    // At least 10,000 function x input pairs (issue #4).
-    for (; total.pairs < 10'000 && seed < 20'000; ++seed) {
+    for (; total.pairs < min_pairs && seed < 20'000; ++seed) {
         Entropy e(seed);
         Module m = generate_module(e, opts);
         DiffResult r = run_differential(m, interp, jit);
@@ -31,11 +32,20 @@ TEST(JitDifferential, InterpreterAndJitAgreeOnRandomModules) {
         total.merge(r);
         if (total.mismatches > 0) break;
     }
-    EXPECT_GE(total.pairs, 10'000u);
+    EXPECT_GE(total.pairs, min_pairs);
     EXPECT_EQ(total.mismatches, 0u) << total.summary();
     EXPECT_GT(total.trapped, 0u) << "the generator must exercise traps";
     EXPECT_GT(total.returned, total.pairs / 4) << total.summary();
     std::printf("%s (seeds 1..%llu)\n", total.summary().c_str(), static_cast<unsigned long long>(seed - 1));
+}
+
+// At least 10,000 function x input pairs (issue #4).
+TEST(JitDifferential, InterpreterAndJitAgreeOnRandomModules) { run_random_modules(OptLevel::None, 10'000); }
+
+// The same modules through the optimizer (issue #5): loop-form and licm
+// run on each function, verified after every pass, before lowering.
+TEST(JitDifferential, InterpreterAndOptimizedJitAgreeOnRandomModules) {
+    run_random_modules(OptLevel::Speed, 10'000);
 }
 
 // Signatures of up to 16 parameters: calls and tail calls with stack

@@ -3,11 +3,13 @@
 // and free functions, report traps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "codegen/ir/parser.h"
+#include "codegen/ir/printer.h"
 #include "jit/jit_module.h"
 #include "tools/filetest.h"
 
@@ -81,6 +83,105 @@ block2:
     JitCallOutcome r = jit.call(id, std::span(&arg, 1));
     ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
     EXPECT_EQ(r.values[0], DataValue::i64(55));
+}
+
+/// Where the code of IR instruction `inst` starts; ~0u when it has none.
+uint32_t code_offset(const CompiledCode& code, uint32_t inst) {
+    for (const auto& [offset, i] : code.ir_insts) {
+        if (i == inst) return offset;
+    }
+    return ~0u;
+}
+
+// opt_level speed runs loop-form and licm before lowering: the loop
+// invariant multiply (inst 4 below: v5 = imul v1, v1) is then computed
+// before the loop header's compare and branch (insts 2 and 3), at none
+// after them. Both give the same results, and the caller's function is not
+// edited.
+TEST(JitModuleTest, OptLevelSpeedRunsThePipelineOnACopy) {
+    auto f = parse_one(R"(
+function %sumsq(i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64):
+    v2 = iconst.i64 0
+    jump block1(v2, v2)
+block1(v3: i64, v4: i64):
+    v6 = icmp ult v3, v0
+    brif v6, block2, block3
+block2:
+    v5 = imul v1, v1
+    v7 = iadd v4, v5
+    v8 = iconst.i64 1
+    v9 = iadd v3, v8
+    jump block1(v9, v7)
+block3:
+    return v4
+})");
+    const std::string before = print_function(*f);
+    const uint32_t kCompare = 2, kBranch = 3, kMultiply = 4;
+    ASSERT_EQ(print_inst(*f, Inst(kCompare)), "v6 = icmp ult v3, v0");
+    ASSERT_EQ(print_inst(*f, Inst(kBranch)), "brif v6, block2, block3");
+    ASSERT_EQ(print_inst(*f, Inst(kMultiply)), "v5 = imul v1, v1");
+    for (OptLevel level : {OptLevel::None, OptLevel::Speed}) {
+        JITBuilder b = checked();
+        b.opt_level(level).verify_passes(true);
+        JITModule jit(std::move(b));
+        EXPECT_EQ(jit.opt_level(), level);
+        FuncId id = define(jit, *f);
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        auto* fn = jit.get_function<int64_t(int64_t, int64_t)>(id);
+        EXPECT_EQ(fn(5, 3), 45);
+        EXPECT_EQ(fn(0, 3), 0);
+        const CompiledCode* code = jit.compiled_code(id);
+        ASSERT_NE(code, nullptr);
+        // The header's code starts with the compare, or with the branch
+        // when the compare is fused into it.
+        const uint32_t mul = code_offset(*code, kMultiply);
+        const uint32_t header = std::min(code_offset(*code, kCompare), code_offset(*code, kBranch));
+        ASSERT_NE(mul, ~0u);
+        ASSERT_NE(header, ~0u);
+        if (level == OptLevel::Speed) EXPECT_LT(mul, header) << "hoisted into the preheader";
+        else EXPECT_GT(mul, header) << "lowered where it was written";
+    }
+    EXPECT_EQ(print_function(*f), before);
+}
+
+// An irreducible function has no natural loops for the pipeline: at
+// opt_level speed it is compiled as written, not rejected.
+TEST(JitModuleTest, OptLevelSpeedCompilesIrreducibleFunctions) {
+    auto f = parse_one(R"(
+function %irr(i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64):
+    brif v0, block1(v1), block2(v1)
+block1(v2: i64):
+    v3 = iconst.i64 3
+    v4 = isub v2, v3
+    v5 = icmp sgt v4, v3
+    brif v5, block2(v4), block3(v4)
+block2(v6: i64):
+    v7 = iconst.i64 1
+    v8 = isub v6, v7
+    v9 = icmp sgt v8, v7
+    brif v9, block1(v8), block3(v8)
+block3(v10: i64):
+    return v10
+})");
+    JITBuilder b = checked();
+    b.opt_level(OptLevel::Speed).verify_passes(true);
+    JITModule jit(std::move(b));
+    FuncId id = define(jit, *f);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    Interpreter interp;
+    interp.add_function(*f);
+    for (int64_t entry : {0, 1}) {
+        for (int64_t x : {0, 5, 20, 101}) {
+            const DataValue args[] = {DataValue::i64(entry), DataValue::i64(x)};
+            InterpOutcome want = interp.call(*f, args);
+            ASSERT_EQ(want.kind, InterpOutcome::Kind::Return);
+            JitCallOutcome got = jit.call(id, args);
+            ASSERT_EQ(got.kind, JitCallOutcome::Kind::Return) << got.message;
+            EXPECT_EQ(got.values[0], want.values[0]) << "irr(" << entry << ", " << x << ")";
+        }
+    }
 }
 
 int64_t host_triple(int64_t x) { return 3 * x; }

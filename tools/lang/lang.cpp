@@ -51,7 +51,8 @@ std::string format_value(const DataValue& v) {
 
 }  // namespace
 
-int run_file(const std::string& path, const std::string& fn_name, bool show_time, const std::vector<std::string>& args) {
+int run_file(const std::string& path, const std::string& fn_name, bool show_time, const std::vector<std::string>& args,
+             OptLevel opt) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         std::cerr << path << ": cannot read\n";
@@ -96,6 +97,7 @@ int run_file(const std::string& path, const std::string& fn_name, bool show_time
         argv.push_back(*v);
     }
     JITBuilder jb;
+    jb.opt_level(opt);
     add_host_symbols(jb);
     JITModule jit(std::move(jb));
     std::optional<FuncId> target_id;

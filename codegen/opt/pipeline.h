@@ -1,0 +1,56 @@
+// The optimization pipeline of a compile: which passes each opt_level runs
+// before lowering. Read top to bottom:
+//
+//   opt_level=none    nothing: the function is lowered as written
+//   opt_level=speed   loop-form   preheaders, single latches, dedicated exits
+//                     licm        pure loop invariants into the preheaders
+//
+// The backend then lays loops out from the loop analysis and picks the
+// compare-and-branch of counted loops itself (codegen/isa/*/lower.cpp), at
+// every level. JITModule and `heron compile/run --opt-level` call
+// Optimizer::run on a copy of the caller's function.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "codegen/ir/function.h"
+#include "codegen/machinst/isa.h"
+#include "codegen/opt/pass_manager.h"
+
+namespace heron {
+
+/// "none" / "speed", as in `set opt_level=...`; nullopt for anything else.
+std::optional<OptLevel> parse_opt_level(std::string_view name);
+std::string_view opt_level_name(OptLevel level);
+/// The `--passes=` list of a level ("" for none).
+constexpr std::string_view opt_pipeline(OptLevel level) {
+    switch (level) {
+    case OptLevel::None: return "";
+    case OptLevel::Speed: return "loop-form,licm";
+    }
+    return "";
+}
+
+/// Runs the pipeline of one level over functions, one at a time, keeping
+/// the pass manager's analysis memory between them.
+class Optimizer {
+public:
+    /// `verify_each`: run the verifier after every pass that changed
+    /// something (tests and fuzzing; the default follows NDEBUG).
+    explicit Optimizer(OptLevel level, bool verify_each = kVerifyEachPassByDefault);
+
+    OptLevel level() const { return level_; }
+    /// Optimizes `func` in place. A function with irreducible control flow
+    /// has no natural loops to work on: it is left as it is, not an error.
+    /// Returns an error naming the pass when a pass fails (a bug: the
+    /// function may then be partly edited).
+    std::optional<std::string> run(Function& func);
+
+private:
+    OptLevel level_;
+    PassManager pm_;
+};
+
+}  // namespace heron
