@@ -1,9 +1,27 @@
-// LICM: see licm.h. One sweep per loop over its blocks in reverse
-// postorder; an instruction is invariant when every operand's definition
-// lies outside the loop (a hoisted instruction's block is the preheader, so
-// its users see it as outside).
+// LICM: see licm.h.
+//
+// One walk over the reachable blocks in reverse postorder. For an
+// instruction in loop l (its block's innermost loop), the loops it must stay
+// in are those on l's ancestor chain that contain the definition of one of
+// its operands; the deepest of them, D, decides: the instruction moves to
+// the preheader of D's child on the chain (of the outermost loop when no
+// operand is defined in a loop around it), out of every loop in between at
+// once. Reverse postorder visits a definition before its uses, and a moved
+// instruction's block is then its new preheader, so later uses see where it
+// went.
+//
+// Loop-tree queries without walking the chain: loops are numbered in
+// preorder, so l's ancestor at depth k is the last loop of depth k whose
+// number is <= l (a binary search in the depth's bucket). "The deepest
+// loop on l's chain that contains block b" is monotone in the depth (an
+// ancestor of a loop containing b contains b), so it is a binary search
+// over the depth; the common case, b's innermost loop enclosing l, is one
+// O(1) test. Each instruction costs O(operands * log^2 depth), so a d-deep
+// nest with an invariant at every level costs O(d log^2 d), not the O(d^2)
+// of hoisting one level per loop.
 #include "codegen/opt/licm.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "codegen/opt/effects.h"
@@ -13,49 +31,104 @@ namespace heron {
 
 namespace {
 
-bool defined_outside(const Function& func, const LoopAnalysis& loops, Loop l, Value v) {
-    const ValueDef def = func.dfg.value_def(func.dfg.resolve_aliases(v));
-    if (def.is_param()) return !loops.contains(l, def.block());
-    if (!def.is_result()) return false;
-    auto block = func.layout.inst_block(def.inst());
-    return block && !loops.contains(l, *block);
-}
+class Hoister {
+public:
+    Hoister(Function& func, const LoopAnalysis& loops) : func_(func), loops_(loops) { bucket_by_depth(); }
+
+    uint32_t run(const DominatorTree& domtree) {
+        uint32_t moved = 0;
+        std::vector<Inst> insts;
+        for (Block b : domtree.reverse_postorder()) {
+            const auto l = loops_.innermost_loop(b);
+            if (!l) continue;
+            insts.clear();
+            for (Inst i : func_.layout.block_insts(b)) insts.push_back(i);
+            for (Inst i : insts) moved += try_hoist(i, *l);
+        }
+        return moved;
+    }
+
+private:
+    /// Moves `i` (in loop l) as far out as its operands allow; 1 if it moved.
+    uint32_t try_hoist(Inst i, Loop l) {
+        const InstructionData& d = func_.dfg[i];
+        if (d.opcode == Opcode::Nop || !func_.dfg.has_results(i)) return 0;
+        if (!effects_of(d.opcode).movable()) return 0;
+        uint32_t keep = 0;  // depth of the deepest loop on l's chain holding an operand
+        const uint32_t depth = loops_.loop_depth(l);
+        func_.dfg.for_each_inst_value(i, [&](Value v) {
+            if (keep < depth) keep = std::max(keep, chain_depth_holding(l, v));
+        });
+        // Out of the loops at depths keep+1 .. depth(l): into the preheader
+        // of the outermost one that has a usable preheader.
+        for (uint32_t k = keep + 1; k <= depth; ++k) {
+            const Loop target = ancestor_at(l, k);
+            auto pre = loops_.preheader(target);
+            if (!pre) continue;
+            const Inst pre_term = *func_.layout.last_inst(*pre);
+            if (func_.dfg[pre_term].opcode != Opcode::Jump) continue;
+            func_.layout.remove_inst(i);
+            func_.layout.insert_inst(i, pre_term);
+            return 1;
+        }
+        return 0;
+    }
+
+    /// The depth of the deepest loop on l's ancestor chain (l included)
+    /// that contains the definition of `v`; 0 when none does.
+    uint32_t chain_depth_holding(Loop l, Value v) const {
+        const ValueDef def = func_.dfg.value_def(func_.dfg.resolve_aliases(v));
+        std::optional<Block> block;
+        if (def.is_param()) block = def.block();
+        else if (def.is_result()) block = func_.layout.inst_block(def.inst());
+        if (!block) return loops_.loop_depth(l);  // not expected in verified IR: keep it in place
+        const auto m = loops_.innermost_loop(*block);
+        if (!m) return 0;
+        if (loops_.contains(*m, l)) return loops_.loop_depth(*m);
+        // m is off the chain: the answer lies below min(depth(m), depth(l)).
+        uint32_t lo = 0, hi = std::min(loops_.loop_depth(*m), loops_.loop_depth(l));
+        while (lo < hi) {  // invariant: the answer is in [lo, hi]
+            const uint32_t mid = (lo + hi + 1) / 2;
+            if (loops_.contains(ancestor_at(l, mid), *block)) lo = mid;
+            else hi = mid - 1;
+        }
+        return lo;
+    }
+
+    /// l's ancestor at depth k (1 <= k <= depth(l)).
+    Loop ancestor_at(Loop l, uint32_t k) const {
+        const auto first = by_depth_.begin() + depth_begin_[k];
+        const auto last = by_depth_.begin() + depth_begin_[k + 1];
+        auto it = std::upper_bound(first, last, l.index());
+        HERON_ASSERT(it != first && "every loop of depth > k has an ancestor at depth k");
+        return Loop(*(it - 1));
+    }
+
+    /// Loops grouped by depth, each group in preorder (counting sort).
+    void bucket_by_depth() {
+        uint32_t max_depth = 0;
+        for (Loop l : loops_.loops()) max_depth = std::max(max_depth, loops_.loop_depth(l));
+        depth_begin_.assign(max_depth + 2, 0);
+        for (Loop l : loops_.loops()) ++depth_begin_[loops_.loop_depth(l) + 1];
+        for (uint32_t k = 1; k < depth_begin_.size(); ++k) depth_begin_[k] += depth_begin_[k - 1];
+        by_depth_.resize(loops_.num_loops());
+        std::vector<uint32_t> next(depth_begin_.begin(), depth_begin_.end() - 1);
+        for (Loop l : loops_.loops()) by_depth_[next[loops_.loop_depth(l)]++] = l.index();
+    }
+
+    Function& func_;
+    const LoopAnalysis& loops_;
+    std::vector<uint32_t> depth_begin_;  // bucket k is [depth_begin_[k], depth_begin_[k+1])
+    std::vector<uint32_t> by_depth_;
+};
 
 }  // namespace
 
 uint32_t hoist_loop_invariants(Function& func, PassContext& ctx) {
     const LoopAnalysis* loops = ctx.loops();
-    if (!loops) return 0;
-    uint32_t moved = 0;
-    std::vector<Inst> insts;
-    for (uint32_t li = loops->num_loops(); li-- > 0;) {
-        const Loop l(li);
-        auto pre = loops->preheader(l);
-        if (!pre) continue;
-        const Inst pre_term = *func.layout.last_inst(*pre);
-        if (func.dfg[pre_term].opcode != Opcode::Jump) continue;
-        // Only the loop's own blocks: whatever an inner loop could lose
-        // already sits in that loop's preheader, one of these blocks, and
-        // the rest depends on the inner loop. So each instruction is looked
-        // at by its innermost loop and by the loops it is hoisted into,
-        // never by every enclosing loop.
-        for (Block b : loops->own_blocks(l)) {
-            insts.clear();
-            for (Inst i : func.layout.block_insts(b)) insts.push_back(i);
-            for (Inst i : insts) {
-                const InstructionData& d = func.dfg[i];
-                if (d.opcode == Opcode::Nop || !func.dfg.has_results(i)) continue;
-                if (!effects_of(d.opcode).movable()) continue;
-                bool invariant = true;
-                func.dfg.for_each_inst_value(i, [&](Value v) { invariant = invariant && defined_outside(func, *loops, l, v); });
-                if (!invariant) continue;
-                func.layout.remove_inst(i);
-                func.layout.insert_inst(i, pre_term);
-                ++moved;
-            }
-        }
-    }
-    return moved;
+    if (!loops || loops->num_loops() == 0) return 0;
+    Hoister h(func, *loops);
+    return h.run(ctx.domtree());
 }
 
 }  // namespace heron
