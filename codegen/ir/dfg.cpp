@@ -49,10 +49,7 @@ std::optional<SigRef> DataFlowGraph::call_signature(Inst inst) const {
     }
 }
 
-namespace {
-
-/// The result types of an opcode with a fixed result count (not a call).
-unsigned fixed_result_types(const OpcodeInfo& info, Type ctrl, Type out[2]) {
+unsigned DataFlowGraph::fixed_result_types(const OpcodeInfo& info, Type ctrl, Type out[2]) {
     if (info.results == 0) return 0;
     switch (info.typing) {
     case Typing::IntCmp:
@@ -73,7 +70,6 @@ unsigned fixed_result_types(const OpcodeInfo& info, Type ctrl, Type out[2]) {
     }
 }
 
-}  // namespace
 
 void DataFlowGraph::result_types(Inst inst, Type ctrl, std::vector<Type>& out) const {
     out.clear();

@@ -56,6 +56,9 @@ public:
     /// The result types `inst` would get; empty span for calls to an
     /// invalid reference.
     void result_types(Inst inst, Type ctrl, std::vector<Type>& out) const;
+    /// The result types of an opcode with a fixed result count (not a
+    /// call) into `out`; returns how many.
+    static unsigned fixed_result_types(const OpcodeInfo& info, Type ctrl, Type out[2]);
     std::span<const Value> inst_results(Inst inst) const {
         const ValueList& rl = results_[inst];
         if (rl.empty()) return {};

@@ -17,7 +17,9 @@
 // definedness but not for dominance, as in Cranelift.
 #include "codegen/verifier/verifier.h"
 
+#include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "codegen/analysis/cfg.h"
@@ -118,6 +120,7 @@ private:
     void verify_declarations();
     void resolve_aliases();
     void report_alias_cycle(size_t from);
+    void prepare_uses();
 
     // --- blocks -------------------------------------------------------------------
     void verify_entry_block();
@@ -126,6 +129,23 @@ private:
 
     // --- instructions ----------------------------------------------------------------
     void verify_inst(Inst inst, Block b);
+    /// The common case of verify_use, inline: the definition is sound and
+    /// dominates the use. Anything else goes to verify_use.
+    void check_use(Inst inst, Block b, Value v) {
+        if (v.index() < num_values_) {
+            const UseInfo& u = uses_[v.index()];
+            if (u.block != 0 && cur_reachable_) {
+                if (u.block - 1 != b.index()) {
+                    if (u.dt_pre <= cur_dt_pre_ && cur_dt_post_ <= u.dt_post) return;
+                } else if (!u.is_result || (u.def_inst != inst.index() && layout_.inst_before(Inst(u.def_inst), inst))) {
+                    return;
+                }
+            } else if (u.block != 0) {
+                return;  // an unreachable use: definedness only
+            }
+        }
+        verify_use(inst, b, v);
+    }
     void verify_use(Inst inst, Block b, Value v);
     void verify_results(Inst inst);
     void verify_typing(Inst inst);
@@ -151,11 +171,7 @@ private:
 
     // --- helpers ----------------------------------------------------------------------
     /// The type of `v` after resolving aliases; invalid when `v` is dangling.
-    Type type_of(Value v) const {
-        if (!v.is_valid() || !dfg_.value_is_valid(v)) return Type();
-        const Value r = resolved_[v.index()];
-        return r.is_valid() ? dfg_.value_type(r) : Type();
-    }
+    Type type_of(Value v) const { return v.index() < num_values_ ? uses_[v.index()].type : Type(); }
     Type ctrl_type(Inst inst) const;
     std::string name(Inst inst) const { return std::string(opcode_name(dfg_[inst].opcode)); }
     /// Reports operand `i` of `inst` unless its type is unknown or in `allowed`.
@@ -176,11 +192,27 @@ private:
     std::optional<Block> entry_;
     std::vector<Value> resolved_;  // by value: alias target, or reserved for a cycle
     std::vector<uint32_t> def_block_;  // by resolved value: 1 + its block, once a use found it sound
+    /// By value (not resolved): what a use needs to know, gathered once per
+    /// value before the blocks are walked (prepare_uses). `block` is 0 when
+    /// the definition is unsound or the chain is broken: such uses take the
+    /// slow path in verify_use, which reports the fault.
+    struct UseInfo {
+        Type type;         // type of the resolved value; invalid when dangling
+        bool is_result = false;
+        uint32_t block = 0;  // 1 + block of the resolved definition
+        uint32_t def_inst = 0;  // defining instruction, for results
+        uint32_t dt_pre = 0, dt_post = 0;  // of the defining block in the dominator tree
+    };
+    std::vector<UseInfo> uses_;
+    uint32_t num_values_ = 0;
     std::vector<uint8_t> alias_state_;
     std::vector<Value> alias_path_;
     std::vector<uint8_t> block_seen_;
     std::vector<uint8_t> inst_seen_;
     std::vector<Type> expected_;
+    // The block being verified: its reachability and dominator-tree numbers.
+    bool cur_reachable_ = false;
+    uint32_t cur_dt_pre_ = 0, cur_dt_post_ = 0;
 };
 
 // --- reporting -------------------------------------------------------------------------
@@ -211,6 +243,7 @@ bool Verifier::run() {
     resolve_aliases();
     cfg_.compute(func_);
     domtree_.compute(func_, cfg_);
+    prepare_uses();
     verify_entry_block();
     block_seen_.assign(dfg_.num_blocks(), 0);
     inst_seen_.assign(dfg_.num_insts(), 0);
@@ -320,6 +353,47 @@ void Verifier::resolve_aliases() {
     }
 }
 
+// One pass over the values: each resolved definition that verify_use would
+// find sound, with its block and that block's place in the dominator tree.
+// An unreachable defining block gets numbers no reachable use can satisfy.
+void Verifier::prepare_uses() {
+    num_values_ = dfg_.num_values();
+    uses_.assign(num_values_, UseInfo{});
+    for (uint32_t i = 0; i < num_values_; ++i) {
+        if (resolved_[i] != Value(i)) continue;
+        UseInfo& u = uses_[i];
+        u.type = dfg_.value_type(Value(i));
+        const ValueDef def = dfg_.value_def(Value(i));
+        std::optional<Block> block;
+        if (def.kind == ValueDef::Kind::Result) {
+            if (!dfg_.inst_is_valid(def.inst())) continue;
+            auto results = dfg_.inst_results(def.inst());
+            if (def.num >= results.size() || results[def.num] != Value(i)) continue;
+            block = layout_.inst_block(def.inst());
+            u.is_result = true;
+            u.def_inst = def.owner;
+        } else if (def.kind == ValueDef::Kind::Param) {
+            if (!dfg_.block_is_valid(def.block())) continue;
+            auto params = dfg_.block_params(def.block());
+            if (def.num >= params.size() || params[def.num] != Value(i)) continue;
+            if (layout_.is_block_inserted(def.block())) block = def.block();
+        }
+        if (!block) continue;
+        u.block = block->index() + 1;
+        if (domtree_.is_reachable(*block)) {
+            u.dt_pre = domtree_.dom_preorder(*block);
+            u.dt_post = domtree_.dom_postorder(*block);
+        } else {
+            u.dt_pre = UINT32_MAX;
+            u.dt_post = 0;
+        }
+    }
+    for (uint32_t i = 0; i < num_values_; ++i) {
+        const Value r = resolved_[i];
+        if (r != Value(i) && r.is_valid()) uses_[i] = uses_[r.index()];
+    }
+}
+
 void Verifier::report_alias_cycle(size_t from) {
     std::string cycle;
     for (size_t k = from; k < alias_path_.size(); ++k) cycle += alias_path_[k].to_string() + " -> ";
@@ -353,6 +427,9 @@ void Verifier::verify_entry_block() {
 
 void Verifier::verify_block(Block b) {
     verify_block_params(b);
+    cur_reachable_ = domtree_.is_reachable(b);
+    cur_dt_pre_ = cur_reachable_ ? domtree_.dom_preorder(b) : 0;
+    cur_dt_post_ = cur_reachable_ ? domtree_.dom_postorder(b) : 0;
     auto last = layout_.last_inst(b);
     if (!last) {
         block_error(b, b.to_string() + " is empty");
@@ -408,7 +485,7 @@ void Verifier::verify_block_params(Block b) {
 // --- instructions --------------------------------------------------------------------------
 
 void Verifier::verify_inst(Inst inst, Block b) {
-    dfg_.for_each_inst_value(inst, [&](Value v) { verify_use(inst, b, v); });
+    dfg_.for_each_inst_value(inst, [&](Value v) { check_use(inst, b, v); });
     verify_results(inst);
     verify_typing(inst);
     const Opcode op = dfg_[inst].opcode;
@@ -509,21 +586,26 @@ void Verifier::verify_results(Inst inst) {
         }
     }
     const OpcodeInfo& info = opcode_info(dfg_[inst].opcode);
+    Type fixed[2];
+    std::span<const Type> expected;
     if (info.results == kVarResults) {
         auto sig = dfg_.call_signature(inst);
         if (!sig || !dfg_.signatures.is_valid(*sig)) return;  // reported by verify_call
+        dfg_.result_types(inst, ctrl_type(inst), expected_);
+        expected = expected_;
+    } else {
+        expected = std::span<const Type>(fixed, DataFlowGraph::fixed_result_types(info, ctrl_type(inst), fixed));
     }
-    dfg_.result_types(inst, ctrl_type(inst), expected_);
-    if (results.size() != expected_.size()) {
+    if (results.size() != expected.size()) {
         inst_error(inst, name(inst) + " has " + plural(results.size(), "result") + ", expected " +
-                             std::to_string(expected_.size()));
+                             std::to_string(expected.size()));
         return;
     }
     for (uint32_t i = 0; i < results.size(); ++i) {
         Type have = dfg_.value_type(results[i]);
-        if (!expected_[i].is_valid() || have == expected_[i]) continue;
+        if (!expected[i].is_valid() || have == expected[i]) continue;
         inst_error(inst, "result " + std::to_string(i) + " (" + results[i].to_string() + ") has type " + str(have) +
-                             ", expected " + str(expected_[i]));
+                             ", expected " + str(expected[i]));
     }
 }
 
@@ -598,6 +680,14 @@ void Verifier::verify_typing(Inst inst) {
 // --- typing families ------------------------------------------------------------------------
 
 void Verifier::check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
+    // Fast path: every operand has one allowed type (the common case).
+    const InstructionData& d = dfg_[inst];
+    const Type t = type_of(d.args[ref]);
+    if (allowed.contains(t)) {
+        bool same = true;
+        for (unsigned i = 0; i < n; ++i) same &= type_of(d.args[i]) == t;
+        if (same) return;
+    }
     if (!expect_operand(inst, ref, allowed)) return;
     for (unsigned i = 0; i < n; ++i) {
         if (i != ref) expect_same(inst, i, ref);
