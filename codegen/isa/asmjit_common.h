@@ -8,6 +8,7 @@
 
 #include <asmjit/core.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,15 +66,21 @@ protected:
 
     /// Emits the instructions of VCode block `b` with the allocator's edits
     /// around them, recording where each IR instruction's code starts and
-    /// the block's label name. `edit` is a cursor into `edits` that only
-    /// moves forward. `emit_inst(i)` emits instruction i, `emit_edit(e)` an
-    /// edit. The caller binds the block's label first.
+    /// the block's label name. Blocks may come in any order (the layout of
+    /// BlockOrder): `edit` is first set to the block's first edit (a binary
+    /// search over the edits, which are sorted by program point), then moves
+    /// forward through the block. `emit_inst(i)` emits instruction i,
+    /// `emit_edit(e)` an edit. The caller binds the block's label first.
     template <class VCode, class EmitInst, class EmitEdit>
     void emit_block(const VCode& vc, const ra::Output& al, uint32_t b, size_t& edit, EmitInst&& emit_inst,
                     EmitEdit&& emit_edit) {
         const ra::Function& rf = vc.ra;
         if (vc.block_ir[b] != ~0u) out_.labels.push_back({offset(), "block" + std::to_string(vc.block_ir[b])});
         const auto& edits = al.edits;
+        const uint32_t first = ra::ProgPoint::before(rf.block_insts_begin[b]).bits;
+        edit = static_cast<size_t>(std::partition_point(edits.begin(), edits.end(),
+                                                        [&](const ra::Edit& e) { return e.point.bits < first; }) -
+                                   edits.begin());
         for (uint32_t i = rf.block_insts_begin[b]; i < rf.block_insts_begin[b + 1]; ++i) {
             while (edit < edits.size() && edits[edit].point.bits < ra::ProgPoint::before(i).bits) ++edit;
             while (edit < edits.size() && edits[edit].point == ra::ProgPoint::before(i)) emit_edit(edits[edit++]);
@@ -82,6 +89,16 @@ protected:
             emit_inst(i);
             while (edit < edits.size() && edits[edit].point == ra::ProgPoint::after(i)) emit_edit(edits[edit++]);
         }
+    }
+
+    /// The VCode blocks in code order: the VCode's layout (BlockOrder), or
+    /// its own order when it has none (VCode built by hand in tests).
+    template <class VCode>
+    static std::vector<uint32_t> code_order(const VCode& vc) {
+        if (vc.layout.size() == vc.num_blocks()) return vc.layout;
+        std::vector<uint32_t> order(vc.num_blocks());
+        for (uint32_t b = 0; b < order.size(); ++b) order[b] = b;
+        return order;
     }
 
     /// Binds each trap stub and emits its trapping instruction with

@@ -40,10 +40,9 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
     Block entry = *f.layout.entry_block();
     // Loop depth weights spill costs; an edge block counts as the shallower
     // of its two ends. An irreducible function counts as depth 0 throughout.
-    ControlFlowGraph cfg(f);
-    DominatorTree domtree(f, cfg);
-    LoopAnalysis loops;
-    const bool reducible = !loops.compute(f, cfg, domtree);
+    // (BlockOrder computed the loops for the layout.)
+    const LoopAnalysis* loops = order.loops();
+    const bool reducible = loops != nullptr;
     uint32_t source_depth = 0;
     r.block_insts_begin.push_back(0);
     r.succs_begin.push_back(0);
@@ -64,8 +63,8 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
         }
         r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
         uint32_t depth = 0;
-        if (reducible && blk.ir != BlockOrder::kNone) depth = source_depth = loops.depth(Block(blk.ir));
-        if (reducible && blk.ir == BlockOrder::kNone) depth = std::min(source_depth, loops.depth(Block(blk.edge_target)));
+        if (reducible && blk.ir != BlockOrder::kNone) depth = source_depth = loops->depth(Block(blk.ir));
+        if (reducible && blk.ir == BlockOrder::kNone) depth = std::min(source_depth, loops->depth(Block(blk.edge_target)));
         r.loop_depth.push_back(depth);
         block_ir.push_back(blk.ir);
     }

@@ -33,6 +33,7 @@ struct VCodeBase {
     ra::Function ra;
     std::vector<MInst> insts;
     std::vector<uint32_t> block_ir;                   // IR block per VCode block; ~0u for edge blocks
+    std::vector<uint32_t> layout;                     // VCode blocks in code order (BlockOrder::layout)
     std::vector<std::vector<uint32_t>> jump_tables;   // BrTable targets (VCode blocks), default first
     std::vector<ExternalName> symbols;                // Call / FuncAddr targets, by MInst::aux
     uint32_t outgoing_args_size = 0;                  // bytes of stack arguments of the largest call
@@ -42,6 +43,7 @@ struct VCodeBase {
         ra.clear();
         insts.clear();
         block_ir.clear();
+        layout.clear();
         jump_tables.clear();
         symbols.clear();
         outgoing_args_size = 0;
@@ -285,6 +287,7 @@ protected:
     /// The allocator's block arrays (see build_ra_blocks) and the vreg count.
     void finish_blocks() {
         build_ra_blocks(f_, order_, block_sizes_, out_.ra, out_.block_ir);
+        out_.layout = order_.layout();
         out_.ra.num_vregs = next_vreg_;
     }
 

@@ -948,10 +948,14 @@ std::string Emitter::run() {
     find_forwarded_blocks();
     prologue();
     size_t edit = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
+    const std::vector<uint32_t> order = code_order(vc_);
+    for (uint32_t k = 0; k < nb; ++k) {
+        const uint32_t b = order[k];
         if (final_block(b) != b) continue;
-        uint32_t next = b + 1;
-        while (next < nb && final_block(next) != next) ++next;
+        // The next block that has code of its own; nb after the last.
+        uint32_t n = k + 1;
+        while (n < nb && final_block(order[n]) != order[n]) ++n;
+        const uint32_t next = n < nb ? order[n] : nb;
         a_.bind(block_labels_[b]);
         emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); }, [&](const ra::Edit& e) { emit_edit(e); });
     }

@@ -919,13 +919,16 @@ void Emitter::compute_forwarding() {
                          !has_edits[first];
         next[b] = forwarder ? vc_.insts[first].aux : b;
     }
-    // Follow the chains; a cycle of forwarders (an empty infinite loop)
-    // stops after nb steps at some block of the cycle.
+    // The entry block is never a forwarder: its code follows the prologue.
+    if (nb > 0) next[0] = 0;
+    // Follow the chains. A block of a cycle of forwarders (an empty infinite
+    // loop) keeps itself, so every final target is its own final target
+    // and a forwarded block's code can be left out.
     forward_.resize(nb + 1);
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t t = b;
         for (uint32_t steps = 0; steps < nb && next[t] != t; ++steps) t = next[t];
-        forward_[b] = t;
+        forward_[b] = next[t] == t ? t : b;
     }
     forward_[nb] = kNoBlock;  // "the block after the last" never matches a target
 }
@@ -956,10 +959,19 @@ std::string Emitter::run() {
 
     prologue();
     size_t edit = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
+    const std::vector<uint32_t> order = code_order(vc_);
+    for (uint32_t k = 0; k < nb; ++k) {
+        // A forwarded block has no code: jumps to it go to its final target.
+        const uint32_t b = order[k];
+        if (final_target(b) != b) continue;
+        // The next block with code; `nb` ("after the last block") never
+        // matches a target.
+        uint32_t n = k + 1;
+        while (n < nb && final_target(order[n]) != order[n]) ++n;
+        const uint32_t next = n < nb ? order[n] : nb;
         a_.bind(block_labels_[b]);
         layout_.block_offset[b] = offset();
-        emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, b + 1); },
+        emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); },
                    [&](const ra::Edit& e) { emit_edit(e); });
     }
     emit_trap_stubs([&] { a_.ud2(); });

@@ -1,0 +1,223 @@
+// The loop-aware block layout (codegen/machinst/block_order.h), checked on
+// the machine code of both ISAs: a loop's blocks are contiguous, a `while`
+// loop's exit test sits at the bottom, and one iteration of a simple loop
+// runs exactly one conditional branch and no unconditional jump.
+//
+// The code is disassembled (tools/disasm_*) and cut at the block labels;
+// branches are counted by mnemonic.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/parser.h"
+#include "codegen/machinst/isa.h"
+#include "tools/disasm_aarch64.h"
+#include "tools/disasm_x64.h"
+
+namespace heron {
+namespace {
+
+/// One disassembled instruction and the IR block label it falls under.
+struct Line {
+    std::string block;
+    std::string text;  // "jmp block1", "b.lt block2", ...
+};
+
+struct Listing {
+    std::vector<Line> lines;
+    std::vector<std::string> block_order;  // labels in code order
+};
+
+Listing compile(const std::string& isa_name, std::string_view text) {
+    Diagnostics errs;
+    auto fs = parse_functions(text, errs);
+    EXPECT_TRUE(errs.empty()) << (errs.empty() ? "" : errs[0].format("text"));
+    Listing out;
+    if (fs.size() != 1) return out;
+    auto isa = isa_by_name(isa_name);
+    CompileOptions opts;
+    opts.check_regalloc = true;
+    CompiledCode code;
+    const std::string err = isa->compile(*fs[0], opts, code);
+    EXPECT_EQ(err, "");
+    std::map<uint64_t, std::string> labels(code.labels.begin(), code.labels.end());
+    const std::string listing = isa_name == "aarch64"
+                                    ? tools::disassemble_aarch64(code.bytes.data(), code.bytes.size(), 0, labels)
+                                    : tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels);
+    // Lines are "blockN:" or "  OFFS:  BYTES   MNEMONIC OPERANDS" (fields
+    // apart by two or more blanks).
+    std::istringstream in(listing);
+    std::string line, block;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line[0] != ' ' && line.back() == ':') {
+            block = line.substr(0, line.size() - 1);
+            out.block_order.push_back(block);
+            continue;
+        }
+        const size_t last_gap = line.rfind("  ");
+        if (last_gap == std::string::npos || line.find(':') == std::string::npos) continue;
+        out.lines.push_back({block, line.substr(last_gap + 2)});
+    }
+    return out;
+}
+
+bool is_unconditional_jump(const std::string& isa, const std::string& t) {
+    return isa == "aarch64" ? t.rfind("b ", 0) == 0 : t.rfind("jmp ", 0) == 0;
+}
+
+bool is_conditional_branch(const std::string& isa, const std::string& t) {
+    if (isa == "aarch64") {
+        for (const char* m : {"b.", "cbz ", "cbnz ", "tbz ", "tbnz "}) {
+            if (t.rfind(m, 0) == 0) return true;
+        }
+        return false;
+    }
+    return t.size() > 1 && t[0] == 'j' && t.rfind("jmp ", 0) != 0;
+}
+
+struct LoopCode {
+    uint32_t conditional = 0, unconditional = 0;
+};
+
+/// Checks that the blocks `loop` are contiguous in the code with `last`
+/// at the bottom, and counts the branches in their code.
+LoopCode check_loop(const std::string& isa, const Listing& l, const std::set<std::string>& loop,
+                    const std::string& last) {
+    LoopCode c;
+    std::vector<std::string> seen;
+    for (const std::string& b : l.block_order) {
+        if (loop.count(b)) {
+            seen.push_back(b);
+        } else if (!seen.empty() && seen.size() < loop.size()) {
+            ADD_FAILURE() << isa << ": " << b << " splits the loop";
+        }
+    }
+    EXPECT_EQ(seen.size(), loop.size()) << isa;
+    if (!seen.empty()) {
+        EXPECT_EQ(seen.back(), last) << isa << ": the exit test is not at the bottom";
+    }
+    for (const Line& line : l.lines) {
+        if (!loop.count(line.block)) continue;
+        c.conditional += is_conditional_branch(isa, line.text);
+        c.unconditional += is_unconditional_jump(isa, line.text);
+    }
+    return c;
+}
+
+const char* const kIsas[] = {"x86_64", "aarch64"};
+
+// A `while` loop: header block1 tests and exits, block2 is the body and
+// latch. Rotated: block2, then block1 (compare, branch back to block2).
+constexpr const char* kWhile = R"(
+function %sum(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 0
+    jump block1(v1, v1)
+block1(v2: i64, v3: i64):
+    v4 = icmp slt v2, v0
+    brif v4, block2, block3
+block2:
+    v5 = iadd v3, v2
+    v7 = iconst.i64 1
+    v6 = iadd v2, v7
+    jump block1(v6, v5)
+block3:
+    return v3
+})";
+
+TEST(LoopLayout, WhileLoopRunsOneConditionalBranchPerIteration) {
+    for (const char* isa : kIsas) {
+        Listing l = compile(isa, kWhile);
+        LoopCode c = check_loop(isa, l, {"block1", "block2"}, "block1");
+        EXPECT_EQ(c.conditional, 1u) << isa;
+        EXPECT_EQ(c.unconditional, 0u) << isa;
+        // The entry jumps into the test at the bottom: the one jump left.
+        uint32_t jumps = 0;
+        for (const Line& line : l.lines) jumps += is_unconditional_jump(isa, line.text);
+        EXPECT_EQ(jumps, 1u) << isa;
+    }
+}
+
+// The same loop with the branch the other way round (exit when true).
+TEST(LoopLayout, ExitOnTrueIsRotatedToo) {
+    std::string text = kWhile;
+    text.replace(text.find("icmp slt v2, v0"), 15, "icmp sge v2, v0");
+    text.replace(text.find("brif v4, block2, block3"), 23, "brif v4, block3, block2");
+    for (const char* isa : kIsas) {
+        LoopCode c = check_loop(isa, compile(isa, text), {"block1", "block2"}, "block1");
+        EXPECT_EQ(c.conditional, 1u) << isa;
+        EXPECT_EQ(c.unconditional, 0u) << isa;
+    }
+}
+
+// A do-while loop (the latch tests, the header does not exit) already has
+// its test at the bottom: it stays in order, with one conditional branch.
+TEST(LoopLayout, DoWhileLoopStaysInOrder) {
+    constexpr const char* kDoWhile = R"(
+function %count(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 0
+    jump block1(v1)
+block1(v2: i64):
+    v3 = iconst.i64 1
+    v4 = iadd v2, v3
+    jump block2
+block2:
+    v5 = icmp slt v4, v0
+    brif v5, block1(v4), block3
+block3:
+    return v4
+})";
+    for (const char* isa : kIsas) {
+        LoopCode c = check_loop(isa, compile(isa, kDoWhile), {"block1", "block2"}, "block2");
+        EXPECT_EQ(c.conditional, 1u) << isa;
+        EXPECT_EQ(c.unconditional, 0u) << isa;
+    }
+}
+
+// Two nested loops: each is contiguous with its test at the bottom, the
+// inner one inside the outer one; the inner loop's iteration is one
+// conditional branch.
+TEST(LoopLayout, NestedLoopsAreContiguousAndRotated) {
+    constexpr const char* kNest = R"(
+function %nest(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 0
+    jump block1(v1, v1)
+block1(v2: i64, v3: i64):
+    v4 = icmp slt v2, v0
+    brif v4, block2, block5
+block2:
+    jump block3(v1, v3)
+block3(v5: i64, v6: i64):
+    v7 = icmp slt v5, v2
+    brif v7, block4, block6
+block4:
+    v8 = iadd v6, v5
+    v9 = iconst.i64 1
+    v10 = iadd v5, v9
+    jump block3(v10, v8)
+block6:
+    v11 = iconst.i64 1
+    v12 = iadd v2, v11
+    jump block1(v12, v6)
+block5:
+    return v3
+})";
+    for (const char* isa : kIsas) {
+        Listing l = compile(isa, kNest);
+        LoopCode inner = check_loop(isa, l, {"block3", "block4"}, "block3");
+        EXPECT_EQ(inner.conditional, 1u) << isa;
+        EXPECT_EQ(inner.unconditional, 0u) << isa;
+        LoopCode outer = check_loop(isa, l, {"block1", "block2", "block3", "block4", "block6"}, "block1");
+        EXPECT_EQ(outer.conditional, 2u) << isa;
+        EXPECT_EQ(outer.unconditional, 1u) << isa << ": only the jump into the inner loop's test";
+    }
+}
+
+}  // namespace
+}  // namespace heron
