@@ -20,7 +20,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "codegen/isa/asmjit_common.h"
+#include "codegen/isa/common/asmjit_common.h"
 
 namespace heron::aarch64 {
 

@@ -19,7 +19,7 @@
 #include <cstring>
 #include <optional>
 
-#include "codegen/isa/asmjit_common.h"
+#include "codegen/isa/common/asmjit_common.h"
 
 namespace heron::x64 {
 

@@ -1,6 +1,6 @@
 // Emission pieces shared by the x86-64 and AArch64 emitters. See
 // asmjit_common.h.
-#include "codegen/isa/asmjit_common.h"
+#include "codegen/isa/common/asmjit_common.h"
 
 #include <algorithm>
 
