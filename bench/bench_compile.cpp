@@ -1,9 +1,10 @@
 // Compile speed of the x86-64 backend (and of the AArch64 backend on the
 // same host, BM_*_aarch64 and BM_Compile_*), end to end (IR -> installed code in
 // a JITModule) and stage by stage: verify, lower, regalloc, emit, install
-// (map, copy, protect, register trap sites; the old version released as a
-// redefinition does). BM_EndToEnd is opt_level none; BM_EndToEndOpt is
-// opt_level speed (the IR pipeline of codegen/opt/pipeline.h first).
+// (carve pooled code pages, copy, seal, register trap sites; the old
+// version released as a redefinition does). BM_EndToEnd is opt_level none;
+// BM_EndToEndOpt is opt_level speed (the IR pipeline of
+// codegen/opt/pipeline.h first).
 //
 // Inputs: a trivial function (one iadd) for the per-function fixed cost,
 // and generated functions of ~1K, 10K, 100K and 1M IR instructions (blocks
@@ -13,12 +14,18 @@
 //
 // Directions from issue #4: >= 10 M IR inst/s end to end at opt_level
 // none, <= 2 us for the trivial function, time/inst at 1M within 2x of 1K.
-// Counters: `inst/s` (IR instructions per second) and `time/inst`.
+// Counters: `inst/s` (IR instructions per second), `time/inst`, and for
+// BM_EndToEnd `allocs/func`: calls of operator new per compiled function
+// (this binary replaces the global operator new to count them; asmjit's own
+// malloc calls for its zone memory are not included), and `syscalls/func`:
+// mmap/mprotect calls of the code memory per function.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "codegen/ir/parser.h"
@@ -33,6 +40,18 @@
 #include "jit/code_memory.h"
 #include "jit/jit_module.h"
 #include "jit/trap_registry.h"
+
+/// Calls of the global operator new in this process (the benchmarks run on
+/// one thread).
+static uint64_t g_allocations = 0;
+
+void* operator new(std::size_t n) {
+    ++g_allocations;
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -180,12 +199,20 @@ void BM_EndToEnd(benchmark::State& state) {
     const Input& in = input(state.range(0));
     JITModule jit;
     FuncId id = jit.declare_function("f", Linkage::Export, in.func->signature).value();
+    // One compile first, so the counters show the steady state (contexts
+    // and code pages reused) rather than the first function's setup.
+    if (jit.define_function(id, *in.func) || jit.finalize_definitions()) state.SkipWithError("compile failed");
+    const uint64_t allocs0 = g_allocations;
+    const uint64_t sys0 = jit.code_memory_syscalls();
     for (auto _ : state) {
         if (auto e = jit.define_function(id, *in.func)) state.SkipWithError(e->message.c_str());
         if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
         benchmark::DoNotOptimize(jit.get_finalized_function(id));
     }
     set_counters(state, in.insts);
+    const double n = double(state.iterations());
+    state.counters["allocs/func"] = double(g_allocations - allocs0) / n;
+    state.counters["syscalls/func"] = double(jit.code_memory_syscalls() - sys0) / n;
 }
 
 /// The same at opt_level speed: the JIT module copies the function and runs

@@ -1,5 +1,10 @@
-// CodeMemory: one mmap per region, protections changed with mprotect. The
-// region's mapping is laid out as
+// CodeMemory: pooled chunks carved by a bump pointer in a window of writable
+// pages; seals flip the filled pages to read+execute, one mprotect per run.
+//
+//   chunk:  | sealed (RX) ...   | window: filled | free (RW) |  ... |
+//                               ^win_begin_      ^win_next_  ^win_end_
+//
+// Regions with read-only data get a mapping of their own, laid out as
 //
 //   base                         base + code_pages_bytes
 //   | code (RW -> RX), filler   | rodata (RW -> R)        |
@@ -10,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -35,6 +41,9 @@ constexpr uint8_t kTrapFiller = 0xcc;  // int3
 constexpr uint8_t kTrapFiller = 0x00;  // AArch64: 0x00000000 is udf #0
 #endif
 
+/// Fully free chunks kept mapped for reuse (beyond this they are unmapped).
+constexpr size_t kKeepFreeBytes = 4 * CodeMemory::kChunkBytes;
+
 std::string errno_text(const char* call) {
     return std::string(call) + " failed: " + std::strerror(errno);
 }
@@ -43,53 +52,229 @@ std::string errno_text(const char* call) {
 
 CodeMemory::~CodeMemory() { release_all(); }
 
-CodeMemory::CodeMemory(CodeMemory&& other) noexcept
-    : regions_(std::exchange(other.regions_, {})), next_id_(other.next_id_) {}
+CodeMemory::CodeMemory(CodeMemory&& other) noexcept { *this = std::move(other); }
 
 CodeMemory& CodeMemory::operator=(CodeMemory&& other) noexcept {
     if (this == &other) return *this;
     release_all();
-    regions_ = std::exchange(other.regions_, {});
+    chunks_ = std::exchange(other.chunks_, {});
+    slots_ = std::exchange(other.slots_, {});
+    free_slots_ = std::exchange(other.free_slots_, {});
+    open_ = std::exchange(other.open_, {});
+    unsealed_ = std::exchange(other.unsealed_, {});
+    win_chunk_ = std::exchange(other.win_chunk_, kNoChunk);
+    win_begin_ = std::exchange(other.win_begin_, 0);
+    win_next_ = std::exchange(other.win_next_, 0);
+    win_end_ = std::exchange(other.win_end_, 0);
     next_id_ = other.next_id_;
+    live_regions_ = std::exchange(other.live_regions_, 0);
+    syscalls_ = other.syscalls_;
     return *this;
 }
 
 void CodeMemory::release_all() {
-    for (auto& [id, m] : regions_) munmap(m.base, m.code_pages_bytes + m.rodata_pages_bytes);
-    regions_.clear();
+    for (Chunk& c : chunks_)
+        if (c.base) munmap(c.base, c.size);
+    for (Slot& s : slots_)
+        if (s.id != 0 && s.chunk == kNoChunk) munmap(s.base, s.code_pages_bytes + s.rodata_pages_bytes);
+    chunks_.clear();
+    slots_.clear();
+    free_slots_.clear();
+    open_.clear();
+    unsealed_.clear();
+    win_chunk_ = kNoChunk;
+    win_begin_ = win_next_ = win_end_ = 0;
+    live_regions_ = 0;
+}
+
+uint32_t CodeMemory::new_slot() {
+    if (!free_slots_.empty()) {
+        uint32_t s = free_slots_.back();
+        free_slots_.pop_back();
+        return s;
+    }
+    slots_.emplace_back();
+    return static_cast<uint32_t>(slots_.size() - 1);
 }
 
 JitResult<CodeRegion> CodeMemory::allocate(size_t code_size, size_t rodata_size) {
     if (code_size == 0) return JitError{"code region of size 0"};
-    Mapping m;
+    if (code_size > (size_t{1} << 40) || rodata_size > (size_t{1} << 40))
+        return JitError{"code region size overflows"};
+    if (rodata_size > 0) return allocate_own_mapping(code_size, rodata_size);
+
+    const size_t aligned = (code_size + kCodeAlign - 1) / kCodeAlign * kCodeAlign;
+    if (win_chunk_ == kNoChunk || aligned > win_end_ - win_next_) {
+        if (auto e = open_window(aligned)) return *e;
+    }
+    Chunk& c = chunks_[win_chunk_];
+    const size_t offset = win_next_;
+    win_next_ += aligned;
+    std::memset(c.base + offset, kTrapFiller, aligned);
+    const size_t ps = page_size();
+    for (size_t p = offset / ps; p <= (offset + code_size - 1) / ps; ++p) ++c.live[p];
+    ++c.live_regions;
+
+    const uint32_t si = new_slot();
+    Slot& s = slots_[si];
+    s = Slot{};
+    s.id = next_id_++;
+    if (next_id_ == 0) next_id_ = 1;
+    s.chunk = win_chunk_;
+    s.base = c.base + offset;
+    s.offset = offset;
+    s.code_size = code_size;
+    open_.push_back(si);
+    ++live_regions_;
+
+    CodeRegion region;
+    region.id = s.id;
+    region.slot = si;
+    region.code = s.base;
+    region.code_size = code_size;
+    return region;
+}
+
+JitResult<CodeRegion> CodeMemory::allocate_own_mapping(size_t code_size, size_t rodata_size) {
+    Slot m;
     m.code_size = code_size;
     m.rodata_size = rodata_size;
     m.code_pages_bytes = round_to_pages(code_size);
     m.rodata_pages_bytes = round_to_pages(rodata_size);
-    size_t length = m.code_pages_bytes + m.rodata_pages_bytes;
-    if (length < code_size) return JitError{"code region size overflows"};
-
+    const size_t length = m.code_pages_bytes + m.rodata_pages_bytes;
     void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ++syscalls_;
     if (base == MAP_FAILED) return JitError{errno_text("mmap")};
     m.base = static_cast<uint8_t*>(base);
     std::memset(m.base, kTrapFiller, m.code_pages_bytes);
+    m.id = next_id_++;
+    if (next_id_ == 0) next_id_ = 1;
+    const uint32_t si = new_slot();
+    slots_[si] = m;
+    ++live_regions_;
 
-    uint32_t id = next_id_++;
-    regions_.emplace(id, m);
     CodeRegion region;
-    region.id = id;
+    region.id = m.id;
+    region.slot = si;
     region.code = m.base;
     region.code_size = code_size;
-    region.rodata = rodata_size ? m.base + m.code_pages_bytes : nullptr;
+    region.rodata = m.base + m.code_pages_bytes;
     region.rodata_size = rodata_size;
     return region;
 }
 
-JitResult<CodeMemory::Mapping*> CodeMemory::find(const CodeRegion& region, const char* what) {
-    auto it = regions_.find(region.id);
-    if (it == regions_.end() || it->second.base != region.code)
-        return JitError{std::string(what) + ": unknown or released code region"};
-    return &it->second;
+bool CodeMemory::in_unsealed_span(uint32_t chunk, size_t page) const {
+    const size_t ps = page_size();
+    for (const Span& s : unsealed_)
+        if (s.chunk == chunk && page >= s.from / ps && page < (s.to + ps - 1) / ps) return true;
+    return false;
+}
+
+std::optional<JitError> CodeMemory::open_window(size_t bytes) {
+    if (win_chunk_ != kNoChunk && win_next_ > win_begin_) unsealed_.push_back({win_chunk_, win_begin_, win_next_});
+    win_chunk_ = kNoChunk;
+    win_begin_ = win_next_ = win_end_ = 0;
+    const size_t ps = page_size();
+    const size_t need = (bytes + ps - 1) / ps;
+
+    // The first run of pages without live regions (and not waiting for a
+    // seal) that is long enough; the whole run becomes the window.
+    for (uint32_t ci = 0; ci < chunks_.size(); ++ci) {
+        Chunk& c = chunks_[ci];
+        if (!c.base || c.size < bytes) continue;
+        const size_t n = c.live.size();
+        for (size_t p = 0; p < n;) {
+            if (c.live[p] || in_unsealed_span(ci, p)) {
+                ++p;
+                continue;
+            }
+            size_t q = p;
+            bool any_sealed = false;
+            while (q < n && !c.live[q] && !in_unsealed_span(ci, q)) any_sealed |= c.sealed[q++] != 0;
+            if (q - p >= need) {
+                if (any_sealed) {
+                    ++syscalls_;
+                    if (mprotect(c.base + p * ps, (q - p) * ps, PROT_READ | PROT_WRITE) != 0)
+                        return JitError{errno_text("mprotect (reuse code pages)")};
+                    std::fill(c.sealed.begin() + static_cast<ptrdiff_t>(p), c.sealed.begin() + static_cast<ptrdiff_t>(q), 0);
+                }
+                win_chunk_ = ci;
+                win_begin_ = win_next_ = p * ps;
+                win_end_ = q * ps;
+                return std::nullopt;
+            }
+            p = q;
+        }
+    }
+
+    // A new chunk.
+    const size_t size = std::max(kChunkBytes, round_to_pages(bytes));
+    void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ++syscalls_;
+    if (base == MAP_FAILED) return JitError{errno_text("mmap")};
+    uint32_t ci = 0;
+    while (ci < chunks_.size() && chunks_[ci].base) ++ci;
+    if (ci == chunks_.size()) chunks_.emplace_back();
+    Chunk& c = chunks_[ci];
+    c.base = static_cast<uint8_t*>(base);
+    c.size = size;
+    c.live.assign(size / ps, 0);
+    c.sealed.assign(size / ps, 0);
+    c.live_regions = 0;
+    win_chunk_ = ci;
+    win_begin_ = win_next_ = 0;
+    win_end_ = size;
+    return std::nullopt;
+}
+
+std::optional<JitError> CodeMemory::seal(const Span& span) {
+    Chunk& c = chunks_[span.chunk];
+    const size_t end = round_to_pages(span.to);
+    std::memset(c.base + span.to, kTrapFiller, end - span.to);
+    ++syscalls_;
+    if (mprotect(c.base + span.from, end - span.from, PROT_READ | PROT_EXEC) != 0)
+        return JitError{errno_text("mprotect (code)")};
+    const size_t ps = page_size();
+    std::fill(c.sealed.begin() + static_cast<ptrdiff_t>(span.from / ps), c.sealed.begin() + static_cast<ptrdiff_t>(end / ps), 1);
+    // A no-op on x86-64; on AArch64 the new instructions must reach the
+    // instruction cache before anyone jumps to them.
+    __builtin___clear_cache(reinterpret_cast<char*>(c.base + span.from), reinterpret_cast<char*>(c.base + span.to));
+    // The regions in the span are final now.
+    for (size_t k = 0; k < open_.size();) {
+        Slot& s = slots_[open_[k]];
+        if (s.chunk == span.chunk && s.offset >= span.from && s.offset < span.to) {
+            s.finalized = true;
+            open_[k] = open_.back();
+            open_.pop_back();
+        } else {
+            ++k;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<JitError> CodeMemory::finalize_all() {
+    while (!unsealed_.empty()) {
+        if (auto e = seal(unsealed_.back())) return e;
+        unsealed_.pop_back();
+    }
+    if (win_chunk_ != kNoChunk && win_next_ > win_begin_) {
+        if (auto e = seal({win_chunk_, win_begin_, win_next_})) return e;
+        win_begin_ = win_next_ = round_to_pages(win_next_);
+    }
+    return std::nullopt;
+}
+
+const CodeMemory::Slot* CodeMemory::find(const CodeRegion& region) const {
+    if (region.id == 0 || region.slot >= slots_.size()) return nullptr;
+    const Slot& s = slots_[region.slot];
+    return s.id == region.id && s.base == region.code ? &s : nullptr;
+}
+
+JitResult<CodeMemory::Slot*> CodeMemory::find(const CodeRegion& region, const char* what) {
+    const Slot* s = static_cast<const CodeMemory*>(this)->find(region);
+    if (!s) return JitError{std::string(what) + ": unknown or released code region"};
+    return const_cast<Slot*>(s);
 }
 
 std::optional<JitError> CodeMemory::copy_code(const CodeRegion& region, size_t offset,
@@ -118,41 +303,75 @@ std::optional<JitError> CodeMemory::copy_rodata(const CodeRegion& region, size_t
 std::optional<JitError> CodeMemory::finalize(const CodeRegion& region) {
     auto found = find(region, "finalize");
     if (!found) return found.error();
-    Mapping& m = **found;
+    Slot& m = **found;
     if (m.finalized) return JitError{"finalize: region is already finalized"};
+    if (m.chunk != kNoChunk) return finalize_all();
     // Data first: if the code's mprotect fails the region stays writable and
     // never executable, so W^X holds on every path.
+    ++syscalls_;
     if (m.rodata_pages_bytes &&
         mprotect(m.base + m.code_pages_bytes, m.rodata_pages_bytes, PROT_READ) != 0)
         return JitError{errno_text("mprotect (read-only data)")};
+    ++syscalls_;
     if (mprotect(m.base, m.code_pages_bytes, PROT_READ | PROT_EXEC) != 0)
         return JitError{errno_text("mprotect (code)")};
-    // A no-op on x86-64; on AArch64 the new instructions must reach the
-    // instruction cache before anyone jumps to them.
-    __builtin___clear_cache(reinterpret_cast<char*>(m.base),
-                            reinterpret_cast<char*>(m.base + m.code_size));
+    __builtin___clear_cache(reinterpret_cast<char*>(m.base), reinterpret_cast<char*>(m.base + m.code_size));
     m.finalized = true;
     return std::nullopt;
+}
+
+void CodeMemory::maybe_unmap(uint32_t ci) {
+    Chunk& c = chunks_[ci];
+    if (c.live_regions != 0 || ci == win_chunk_) return;
+    for (const Span& s : unsealed_)
+        if (s.chunk == ci) return;
+    size_t free_bytes = 0;
+    for (const Chunk& o : chunks_)
+        if (o.base && o.live_regions == 0) free_bytes += o.size;  // includes c
+    if (free_bytes <= kKeepFreeBytes) return;
+    munmap(c.base, c.size);
+    c.base = nullptr;
+    c.size = 0;
+    c.live.clear();
+    c.sealed.clear();
 }
 
 std::optional<JitError> CodeMemory::release(const CodeRegion& region) {
     auto found = find(region, "release");
     if (!found) return found.error();
-    Mapping& m = **found;
-    if (munmap(m.base, m.code_pages_bytes + m.rodata_pages_bytes) != 0)
-        return JitError{errno_text("munmap")};
-    regions_.erase(region.id);
+    Slot& m = **found;
+    const uint32_t si = region.slot;
+    if (m.chunk == kNoChunk) {
+        if (munmap(m.base, m.code_pages_bytes + m.rodata_pages_bytes) != 0) return JitError{errno_text("munmap")};
+    } else {
+        Chunk& c = chunks_[m.chunk];
+        const size_t ps = page_size();
+        for (size_t p = m.offset / ps; p <= (m.offset + m.code_size - 1) / ps; ++p) --c.live[p];
+        --c.live_regions;
+        if (!m.finalized) {
+            // Still writable: leave filler, not dead code, for the seal.
+            std::memset(m.base, kTrapFiller, m.code_size);
+            open_.erase(std::find(open_.begin(), open_.end(), si));
+        }
+    }
+    const uint32_t chunk = m.chunk;
+    m = Slot{};
+    free_slots_.push_back(si);
+    --live_regions_;
+    if (chunk != kNoChunk) maybe_unmap(chunk);
     return std::nullopt;
 }
 
 bool CodeMemory::is_finalized(const CodeRegion& region) const {
-    auto it = regions_.find(region.id);
-    return it != regions_.end() && it->second.base == region.code && it->second.finalized;
+    const Slot* s = find(region);
+    return s && s->finalized;
 }
 
 size_t CodeMemory::mapped_bytes() const {
     size_t total = 0;
-    for (const auto& [id, m] : regions_) total += m.code_pages_bytes + m.rodata_pages_bytes;
+    for (const Chunk& c : chunks_) total += c.size;
+    for (const Slot& s : slots_)
+        if (s.id != 0 && s.chunk == kNoChunk) total += s.code_pages_bytes + s.rodata_pages_bytes;
     return total;
 }
 

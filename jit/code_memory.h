@@ -1,15 +1,25 @@
 // Executable memory for JIT code, never writable and executable at once (W^X).
 //
-// Each function gets its own region: one anonymous mapping whose first pages
-// hold the code and whose following pages hold the function's read-only data
-// (jump tables, constant pools), so that RIP-relative references between them
-// stay short. A region is born read-write; the JIT module copies the code in,
-// applies relocations, and calls `finalize`, which turns the code pages into
-// read+execute and the data pages into read-only. A region is released on its
-// own (a function freed or redefined) and every remaining region goes with
-// the `CodeMemory`. One region per mapping costs a page per function but lets
-// a region change protection without touching a neighbour that another thread
-// may be running.
+// Code is carved out of pooled chunks: large anonymous mappings whose pages
+// are either writable (RW: free, or holding code that is still being written)
+// or sealed (RX: finalized code). Regions are allocated one after the other
+// (16-byte aligned, the gaps filled with the host's trapping filler) from a
+// window of writable pages. `finalize` seals the window's filled pages with
+// one mprotect, so a batch of functions (all those of one
+// JITModule::finalize_definitions) costs one protection change, not one
+// mapping and one mprotect per function. After a seal the window resumes at
+// the next page boundary: sealed pages are never written again while they
+// hold a live region, so code that another thread runs is never touched.
+//
+// Releasing a region (a function freed or redefined) drops its pages' live
+// counts; a page with no live region is reused by a later window, turned
+// back to RW first (one mprotect for a whole run of such pages). Fully free
+// chunks beyond a small reserve are unmapped, and every chunk goes with the
+// `CodeMemory`.
+//
+// A region with read-only data (jump tables, constant pools) keeps the old
+// layout in a mapping of its own: code pages (RW -> RX) followed by data
+// pages (RW -> R), so that RIP-relative references between them stay short.
 //
 // Not thread-safe: one owner (a JITModule) allocates, finalizes and releases.
 #pragma once
@@ -18,7 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <unordered_map>
+#include <vector>
 
 #include "jit/jit_error.h"
 
@@ -28,14 +38,21 @@ namespace heron {
 /// `finalize` and the address they run at afterwards.
 struct CodeRegion {
     uint32_t id = 0;            // 0: no region
+    uint32_t slot = 0;          // the CodeMemory's record of it
     uint8_t* code = nullptr;
-    size_t code_size = 0;       // as requested; the mapping is rounded to pages
+    size_t code_size = 0;       // as requested
     uint8_t* rodata = nullptr;  // page-aligned, after the code; nullptr if none
     size_t rodata_size = 0;
 };
 
 class CodeMemory {
 public:
+    /// Default size of a pooled chunk; larger requests get a chunk of their
+    /// own size.
+    static constexpr size_t kChunkBytes = size_t{1} << 20;
+    /// Code alignment within a chunk.
+    static constexpr size_t kCodeAlign = 16;
+
     CodeMemory() = default;
     ~CodeMemory();
     CodeMemory(const CodeMemory&) = delete;
@@ -43,9 +60,10 @@ public:
     CodeMemory(CodeMemory&& other) noexcept;
     CodeMemory& operator=(CodeMemory&& other) noexcept;
 
-    /// Maps a read-write region for `code_size` bytes of code (> 0) followed
-    /// by `rodata_size` bytes of read-only data. Unused code bytes are filled
-    /// with the host's trapping filler (int3 on x86-64, udf #0 on AArch64).
+    /// A writable region for `code_size` bytes of code (> 0) followed, if
+    /// `rodata_size` > 0, by page-aligned read-only data in a mapping of its
+    /// own. The code's alignment padding is filled with the host's trapping
+    /// filler (int3 on x86-64, udf #0 on AArch64).
     JitResult<CodeRegion> allocate(size_t code_size, size_t rodata_size = 0);
 
     /// Copies `bytes` into the code (or data) of a region that is not yet
@@ -55,36 +73,77 @@ public:
     std::optional<JitError> copy_rodata(const CodeRegion& region, size_t offset,
                                         std::span<const uint8_t> bytes);
 
-    /// Makes the code read+execute and the data read-only, and flushes the
-    /// instruction cache where the host needs it. After this the region can
-    /// no longer be written; finalizing twice is an error.
+    /// Makes the region's code read+execute (and its data read-only), and
+    /// flushes the instruction cache where the host needs it. Pooled regions
+    /// share pages, so this seals every pooled region not yet finalized
+    /// (write all regions of a batch before finalizing any). After this the
+    /// region can no longer be written; finalizing twice is an error.
     std::optional<JitError> finalize(const CodeRegion& region);
+    /// Seals every pooled region not yet finalized (one mprotect per run of
+    /// pages). Nothing to seal is not an error.
+    std::optional<JitError> finalize_all();
 
-    /// Unmaps one region. The caller must first make sure no thread runs in
-    /// it and unregister its trap sites.
+    /// Releases one region. The caller must first make sure no thread runs
+    /// in it and unregister its trap sites.
     std::optional<JitError> release(const CodeRegion& region);
 
     bool is_finalized(const CodeRegion& region) const;
-    size_t num_regions() const { return regions_.size(); }
-    /// Bytes mapped over all live regions (page-rounded).
+    /// Live regions.
+    size_t num_regions() const { return live_regions_; }
+    /// Bytes mapped: pooled chunks plus the mappings of regions with data.
     size_t mapped_bytes() const;
+    /// mmap and mprotect calls made so far (for tests and benchmarks).
+    uint64_t num_syscalls() const { return syscalls_; }
 
 private:
-    struct Mapping {
+    static constexpr uint32_t kNoChunk = ~uint32_t{0};
+
+    struct Chunk {
+        uint8_t* base = nullptr;  // nullptr: unmapped (the entry is reused)
+        size_t size = 0;
+        std::vector<uint32_t> live;   // per page: live regions overlapping it
+        std::vector<uint8_t> sealed;  // per page: 1 if read+execute
+        uint32_t live_regions = 0;
+    };
+    struct Slot {
+        uint32_t id = 0;  // 0: free
+        uint32_t chunk = kNoChunk;  // kNoChunk: a mapping of its own
         uint8_t* base = nullptr;
-        size_t code_pages_bytes = 0;    // page-rounded code part
-        size_t rodata_pages_bytes = 0;  // page-rounded data part
+        size_t offset = 0;  // in the chunk
         size_t code_size = 0;
         size_t rodata_size = 0;
+        size_t code_pages_bytes = 0;    // own mapping: page-rounded code part
+        size_t rodata_pages_bytes = 0;  // own mapping: page-rounded data part
         bool finalized = false;
     };
+    /// Filled bytes [from, to) of a chunk that wait for the next seal.
+    struct Span {
+        uint32_t chunk;
+        size_t from, to;
+    };
 
-    /// The live, matching mapping of `region`, or an error naming `what`.
-    JitResult<Mapping*> find(const CodeRegion& region, const char* what);
+    JitResult<Slot*> find(const CodeRegion& region, const char* what);
+    const Slot* find(const CodeRegion& region) const;
+    JitResult<CodeRegion> allocate_own_mapping(size_t code_size, size_t rodata_size);
+    std::optional<JitError> open_window(size_t bytes);
+    std::optional<JitError> seal(const Span& span);
+    bool in_unsealed_span(uint32_t chunk, size_t page) const;
+    void maybe_unmap(uint32_t chunk);
+    uint32_t new_slot();
     void release_all();
 
-    std::unordered_map<uint32_t, Mapping> regions_;
+    std::vector<Chunk> chunks_;
+    std::vector<Slot> slots_;
+    std::vector<uint32_t> free_slots_;
+    std::vector<uint32_t> open_;      // pooled slots not yet finalized
+    std::vector<Span> unsealed_;      // filled parts of earlier windows
+    // The window: writable pages [win_begin_, win_end_) of chunk win_chunk_;
+    // [win_begin_, win_next_) is filled and not yet sealed.
+    uint32_t win_chunk_ = kNoChunk;
+    size_t win_begin_ = 0, win_next_ = 0, win_end_ = 0;
     uint32_t next_id_ = 1;
+    size_t live_regions_ = 0;
+    uint64_t syscalls_ = 0;
 };
 
 }  // namespace heron

@@ -89,6 +89,7 @@ struct JITModule::Impl {
         CompiledCode code;  // of the installed version
     };
     std::vector<Func> funcs;
+    std::vector<uint32_t> pending;  // functions with a pending definition, in definition order
     std::unordered_map<std::string, uint32_t> by_name;
 
     std::vector<std::unique_ptr<uint64_t[]>> cell_chunks;
@@ -183,6 +184,7 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
     CompiledCode code;
     std::string err = impl_->isa->compile(*to_compile, impl_->options, code);
     if (!err.empty()) return JitError{"cannot compile %" + f.name + ": " + err};
+    if (!f.pending) impl_->pending.push_back(id.index);
     f.pending = std::move(code);
     return std::nullopt;
 }
@@ -197,9 +199,8 @@ std::optional<JitError> JITModule::finalize_definitions() {
     };
     std::vector<Patch> patches;
     std::vector<std::pair<std::string, const void*>> new_host;
-    for (uint32_t i = 0; i < m.funcs.size(); ++i) {
+    for (uint32_t i : m.pending) {
         Impl::Func& f = m.funcs[i];
-        if (!f.pending) continue;
         for (const Relocation& r : f.pending->relocations) {
             std::string key = name_key(r.target);
             auto it = m.by_name.find(key);
@@ -224,21 +225,41 @@ std::optional<JitError> JITModule::finalize_definitions() {
             patches.push_back({i, r.offset, cell});
         }
     }
-    // Place each function.
-    for (uint32_t i = 0; i < m.funcs.size(); ++i) {
-        Impl::Func& f = m.funcs[i];
-        if (!f.pending) continue;
-        CompiledCode& code = *f.pending;
+    // Place every pending function in pooled code memory, then seal them
+    // all with one protection change.
+    std::vector<CodeRegion> regions;
+    regions.reserve(m.pending.size());
+    auto undo = [&] {
+        for (const CodeRegion& r : regions) m.memory.release(r);
+    };
+    for (uint32_t i : m.pending) {
+        CompiledCode& code = *m.funcs[i].pending;
         for (const Patch& p : patches) {
             if (p.func != i) continue;
             uint64_t v = reinterpret_cast<uint64_t>(p.cell);
             std::memcpy(code.bytes.data() + p.offset, &v, 8);
         }
         JitResult<CodeRegion> region = m.memory.allocate(code.bytes.size());
-        if (!region) return region.error();
-        if (auto e = m.memory.copy_code(region.value(), 0, code.bytes)) return e;
-        if (auto e = m.memory.finalize(region.value())) return e;
+        if (!region) {
+            undo();
+            return region.error();
+        }
+        regions.push_back(region.value());
+        if (auto e = m.memory.copy_code(region.value(), 0, code.bytes)) {
+            undo();
+            return e;
+        }
+    }
+    if (auto e = m.memory.finalize_all()) {
+        undo();
+        return e;
+    }
+    for (size_t k = 0; k < m.pending.size(); ++k) {
+        const uint32_t i = m.pending[k];
+        Impl::Func& f = m.funcs[i];
+        CompiledCode& code = *f.pending;
         std::vector<TrapSite> sites;
+        sites.reserve(code.trap_sites.size());
         for (const CodeTrapSite& s : code.trap_sites) {
             TrapSite t;
             t.offset = s.offset;
@@ -246,20 +267,25 @@ std::optional<JitError> JITModule::finalize_definitions() {
             if (s.ir_inst != ~0u) t.inst = Inst(s.ir_inst);
             sites.push_back(t);
         }
-        if (auto e = TrapRegistry::global().register_range(region.value().code, code.bytes.size(), f.name, sites)) {
-            m.memory.release(region.value());
+        if (auto e = TrapRegistry::global().register_range(regions[k].code, code.bytes.size(), f.name,
+                                                           std::move(sites))) {
+            // The functions before k are installed (their cells already
+            // point at the new code); the rest stay pending, unplaced.
+            for (size_t r = k; r < regions.size(); ++r) m.memory.release(regions[r]);
+            m.pending.erase(m.pending.begin(), m.pending.begin() + static_cast<ptrdiff_t>(k));
             return e;
         }
         if (f.installed) {
             TrapRegistry::global().unregister_range(f.region.code);
             m.memory.release(f.region);
         }
-        f.region = region.value();
+        f.region = regions[k];
         f.installed = true;
         *f.cell = reinterpret_cast<uint64_t>(f.region.code);
         f.code = std::move(code);
         f.pending.reset();
     }
+    m.pending.clear();
     return std::nullopt;
 }
 
@@ -274,6 +300,8 @@ std::optional<JitError> JITModule::free_function(FuncId id) {
     *f.cell = 0;
     return e;
 }
+
+uint64_t JITModule::code_memory_syscalls() const { return impl_->memory.num_syscalls(); }
 
 const void* JITModule::get_finalized_function(FuncId id) const {
     if (id.index >= impl_->funcs.size() || !impl_->funcs[id.index].installed) return nullptr;

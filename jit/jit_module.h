@@ -117,6 +117,8 @@ public:
 
     TargetIsa& isa() { return *isa_; }
     OptLevel opt_level() const;
+    /// mmap/mprotect calls the module's code memory has made (benchmarks).
+    uint64_t code_memory_syscalls() const;
 
 private:
     struct Impl;

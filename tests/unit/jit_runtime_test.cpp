@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -169,7 +170,7 @@ TEST(JitCodeMemoryTest, ReleaseOneRegionAndReuse) {
 
     ASSERT_FALSE(memory.release(*first).has_value());
     EXPECT_EQ(memory.num_regions(), 1u);
-    EXPECT_EQ(memory.mapped_bytes(), 4096u);
+    EXPECT_TRUE(memory.release(*first).has_value()) << "released twice";
     EXPECT_EQ(keep.as<BinaryFn>()(5, 6), 11) << "the other region is untouched";
 
     // Redefine: new code (mov eax, edi; sub eax, esi; ret) in a new region.
@@ -179,6 +180,102 @@ TEST(JitCodeMemoryTest, ReleaseOneRegionAndReuse) {
     ASSERT_FALSE(memory.copy_code(*second, 0, sub).has_value());
     ASSERT_FALSE(memory.finalize(*second).has_value());
     EXPECT_EQ(reinterpret_cast<BinaryFn>(second->code)(10, 4), 6);
+    EXPECT_EQ(keep.as<BinaryFn>()(5, 6), 11);
+}
+
+// Regions share pooled pages: a batch is sealed with one mprotect, a sealed
+// page is never written again while it holds live code, and a redefinition
+// loop reuses freed pages instead of mapping new ones.
+TEST(JitCodeMemoryTest, PooledRegionsShareSealedPages) {
+    CodeMemory memory;
+    std::vector<CodeRegion> batch;
+    for (int k = 0; k < 20; ++k) {
+        auto r = memory.allocate(kAddBytes.size());
+        ASSERT_TRUE(r.ok());
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(r->code) % CodeMemory::kCodeAlign, 0u);
+        EXPECT_EQ(page_permissions(r->code), "rw-");
+        ASSERT_FALSE(memory.copy_code(*r, 0, kAddBytes).has_value());
+        batch.push_back(*r);
+    }
+    EXPECT_EQ(batch[1].code - batch[0].code, 16) << "carved one after the other";
+    const uint64_t before = memory.num_syscalls();
+    ASSERT_FALSE(memory.finalize_all().has_value());
+    EXPECT_EQ(memory.num_syscalls() - before, 1u) << "one mprotect seals the batch";
+    for (const CodeRegion& r : batch) {
+        EXPECT_TRUE(memory.is_finalized(r));
+        EXPECT_EQ(page_permissions(r.code), "r-x");
+        EXPECT_EQ(reinterpret_cast<BinaryFn>(r.code)(20, 22), 42);
+        EXPECT_EQ(r.code[kAddBytes.size()], 0xcc) << "padding is int3";
+    }
+    EXPECT_TRUE(memory.copy_code(batch[0], 0, kAddBytes).has_value()) << "sealed";
+    EXPECT_FALSE(memory.finalize_all().has_value()) << "nothing to seal is fine";
+
+    // The next allocation starts on a fresh writable page, not in the sealed
+    // page that still runs the batch.
+    auto next = memory.allocate(kAddBytes.size());
+    ASSERT_TRUE(next.ok());
+    EXPECT_EQ(page_permissions(next->code), "rw-");
+    EXPECT_EQ(page_permissions(batch[19].code), "r-x");
+    EXPECT_NE(reinterpret_cast<uintptr_t>(next->code) / 4096, reinterpret_cast<uintptr_t>(batch[19].code) / 4096);
+    ASSERT_FALSE(memory.release(*next).has_value());
+
+    // Redefinition loop: keep one live version, release the previous one.
+    for (const CodeRegion& r : batch) ASSERT_FALSE(memory.release(r).has_value());
+    EXPECT_EQ(memory.num_regions(), 0u);
+    const size_t mapped = memory.mapped_bytes();
+    std::optional<CodeRegion> live;
+    for (int k = 0; k < 3000; ++k) {
+        auto r = memory.allocate(kAddBytes.size());
+        ASSERT_TRUE(r.ok());
+        ASSERT_FALSE(memory.copy_code(*r, 0, kAddBytes).has_value());
+        ASSERT_FALSE(memory.finalize(*r).has_value());
+        ASSERT_EQ(reinterpret_cast<BinaryFn>(r->code)(k, 1), k + 1);
+        if (live) {
+            ASSERT_EQ(reinterpret_cast<BinaryFn>(live->code)(k, 2), k + 2) << "the old version still runs";
+            ASSERT_FALSE(memory.release(*live).has_value());
+        }
+        live = *r;
+    }
+    EXPECT_EQ(memory.mapped_bytes(), mapped) << "3000 pages of redefinitions fit in the first chunk";
+    EXPECT_EQ(memory.num_regions(), 1u);
+}
+
+// A region released before it is finalized leaves filler behind, and other
+// open regions of the batch are sealed as usual.
+TEST(JitCodeMemoryTest, ReleaseBeforeFinalize) {
+    CodeMemory memory;
+    auto a = memory.allocate(kAddBytes.size());
+    auto b = memory.allocate(kAddBytes.size());
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_FALSE(memory.copy_code(*a, 0, kAddBytes).has_value());
+    ASSERT_FALSE(memory.copy_code(*b, 0, kAddBytes).has_value());
+    ASSERT_FALSE(memory.release(*a).has_value());
+    ASSERT_FALSE(memory.finalize(*b).has_value());
+    EXPECT_EQ(a->code[0], 0xcc) << "dead code is overwritten with int3";
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(b->code)(2, 3), 5);
+    EXPECT_TRUE(memory.finalize(*a).has_value()) << "released";
+}
+
+// Code larger than a chunk gets a chunk of its own; fully free chunks
+// beyond a small reserve are unmapped.
+TEST(JitCodeMemoryTest, LargeRegionsGetTheirOwnChunk) {
+    CodeMemory memory;
+    std::vector<uint8_t> big(3 * CodeMemory::kChunkBytes + kAddBytes.size(), 0x90);  // nops, then add
+    std::copy(kAddBytes.begin(), kAddBytes.end(), big.end() - static_cast<ptrdiff_t>(kAddBytes.size()));
+    std::vector<CodeRegion> regions;
+    for (int k = 0; k < 4; ++k) {
+        auto r = memory.allocate(big.size());
+        ASSERT_TRUE(r.ok());
+        ASSERT_FALSE(memory.copy_code(*r, 0, big).has_value());
+        ASSERT_FALSE(memory.finalize(*r).has_value());
+        EXPECT_EQ(reinterpret_cast<BinaryFn>(r->code)(30, 12), 42) << "runs through the nops";
+        regions.push_back(*r);
+    }
+    EXPECT_GE(memory.mapped_bytes(), 4 * big.size());
+    for (const CodeRegion& r : regions) ASSERT_FALSE(memory.release(r).has_value());
+    EXPECT_LE(memory.mapped_bytes(), 2 * (big.size() + 4096) + CodeMemory::kChunkBytes)
+        << "free chunks beyond the reserve are unmapped";
+    EXPECT_EQ(page_permissions(regions[1].code), "") << "a freed chunk beyond the reserve went back to the system";
 }
 
 TEST(JitCodeMemoryTest, DestructionUnmapsEverything) {
