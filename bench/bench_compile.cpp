@@ -41,6 +41,12 @@
 #include "jit/jit_module.h"
 #include "jit/trap_registry.h"
 
+// The replacement operator new/delete below are malloc/free; GCC flags the
+// pairing it sees after inlining them into new-expressions.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 /// Calls of the global operator new in this process (the benchmarks run on
 /// one thread).
 static uint64_t g_allocations = 0;
