@@ -32,7 +32,7 @@ namespace {
 
 class Scan {
 public:
-    explicit Scan(Context::Impl& s) : s_(s), iv_(s.intervals) {}
+    explicit Scan(Context::Impl& s) : s_(s), iv_(s.intervals), regs_(s.scan_regs) {}
     std::string run();
 
 private:
@@ -75,7 +75,7 @@ private:
     std::vector<Interval>& iv_;
     uint32_t position_ = 0;  // start of the current interval
     uint32_t class_position_[kNumRegClasses] = {};  // where each class's register state was brought to
-    std::vector<unsigned> regs_[kNumRegClasses];
+    std::vector<unsigned> (&regs_)[kNumRegClasses];  // allocatable registers per class (kept in the context)
     size_t initial_next_ = 0;  // s_.initial_order[..initial_next_) have been taken
 };
 
