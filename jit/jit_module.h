@@ -96,7 +96,8 @@ public:
     /// Places, links and protects everything defined since the last call.
     /// On error nothing of this batch is installed and earlier code stays.
     std::optional<JitError> finalize_definitions();
-    /// Unmaps a function's code; its cell is cleared, so calls to it fault.
+    /// Releases a function's code (its pages are reused by later
+    /// definitions); its cell is cleared, so calls through it fault.
     std::optional<JitError> free_function(FuncId id);
 
     const void* get_finalized_function(FuncId id) const;
