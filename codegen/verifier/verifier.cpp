@@ -191,7 +191,6 @@ private:
     DominatorTree domtree_;
     std::optional<Block> entry_;
     std::vector<Value> resolved_;  // by value: alias target, or reserved for a cycle
-    std::vector<uint32_t> def_block_;  // by resolved value: 1 + its block, once a use found it sound
     /// By value (not resolved): what a use needs to know, gathered once per
     /// value before the blocks are walked (prepare_uses). `block` is 0 when
     /// the definition is unsound or the chain is broken: such uses take the
@@ -312,7 +311,6 @@ void Verifier::resolve_aliases() {
     enum : uint8_t { kNew, kOnPath, kDone };
     const uint32_t n = dfg_.num_values();
     resolved_.assign(n, Value());
-    def_block_.assign(n, 0);
     alias_state_.assign(n, kNew);
     for (uint32_t i = 0; i < n; ++i) {
         if (alias_state_[i] == kDone) continue;
@@ -508,53 +506,43 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
     auto shown = [&] { return v == r ? v.to_string() : v.to_string() + " (an alias of " + r.to_string() + ")"; };
     const ValueDef def = dfg_.value_def(r);
     std::optional<Block> def_block;
-    if (const uint32_t known = def_block_[r.index()]) {
-        // An earlier use found r's definition valid and laid out.
-        if (def.kind == ValueDef::Kind::Result && def.inst() == inst && domtree_.is_reachable(b)) {
+    switch (def.kind) {
+    case ValueDef::Kind::Alias: break;  // a placeholder that was never attached
+    case ValueDef::Kind::Result: {
+        if (!dfg_.inst_is_valid(def.inst())) break;
+        auto results = dfg_.inst_results(def.inst());
+        if (def.num >= results.size() || results[def.num] != r) break;
+        // A use by its own definition is a dominance error, and like the
+        // others not checked in unreachable code (which the SSA builder
+        // can leave that way when it removes a trivial parameter there).
+        if (def.inst() == inst && domtree_.is_reachable(b)) {
             inst_error(inst, shown() + " is used by the instruction that defines it");
             return;
         }
-        def_block = Block(known - 1);
-    } else {
-        switch (def.kind) {
-        case ValueDef::Kind::Alias: break;  // a placeholder that was never attached
-        case ValueDef::Kind::Result: {
-            if (!dfg_.inst_is_valid(def.inst())) break;
-            auto results = dfg_.inst_results(def.inst());
-            if (def.num >= results.size() || results[def.num] != r) break;
-            // A use by its own definition is a dominance error, and like the
-            // others not checked in unreachable code (which the SSA builder
-            // can leave that way when it removes a trivial parameter there).
-            if (def.inst() == inst && domtree_.is_reachable(b)) {
-                inst_error(inst, shown() + " is used by the instruction that defines it");
-                return;
-            }
-            def_block = layout_.inst_block(def.inst());
-            if (!def_block) {
-                inst_error(inst,
-                           shown() + " is defined by " + def.inst().to_string() + ", which is not in the layout");
-                return;
-            }
-            break;
-        }
-        case ValueDef::Kind::Param: {
-            if (!dfg_.block_is_valid(def.block())) break;
-            auto params = dfg_.block_params(def.block());
-            if (def.num >= params.size() || params[def.num] != r) break;
-            if (!layout_.is_block_inserted(def.block())) {
-                inst_error(inst, shown() + " is a parameter of " + def.block().to_string() +
-                                     ", which is not in the layout");
-                return;
-            }
-            def_block = def.block();
-            break;
-        }
-        }
+        def_block = layout_.inst_block(def.inst());
         if (!def_block) {
-            inst_error(inst, shown() + " is used but never defined");
+            inst_error(inst,
+                       shown() + " is defined by " + def.inst().to_string() + ", which is not in the layout");
             return;
         }
-        def_block_[r.index()] = def_block->index() + 1;
+        break;
+    }
+    case ValueDef::Kind::Param: {
+        if (!dfg_.block_is_valid(def.block())) break;
+        auto params = dfg_.block_params(def.block());
+        if (def.num >= params.size() || params[def.num] != r) break;
+        if (!layout_.is_block_inserted(def.block())) {
+            inst_error(inst, shown() + " is a parameter of " + def.block().to_string() +
+                                 ", which is not in the layout");
+            return;
+        }
+        def_block = def.block();
+        break;
+    }
+    }
+    if (!def_block) {
+        inst_error(inst, shown() + " is used but never defined");
+        return;
     }
     if (!domtree_.is_reachable(b)) return;
     // DominatorTree::dominates(def, inst, layout) with both blocks known:
