@@ -116,8 +116,9 @@ struct Context::Impl {
     std::vector<uint32_t> livein_begin, livein;
 
     // Registers.
-    std::vector<FixedRange> fixed[kNumPRegs];
-    bool allocatable[kNumPRegs] = {};
+    std::vector<FixedRange> fixed[kNumPRegs];  // filled only for allocatable registers
+    PRegSet allocatable;
+    std::vector<unsigned> scan_regs[kNumRegClasses];  // allocatable registers per class, in preference order
 
     std::vector<Interval> intervals;
 
@@ -133,7 +134,6 @@ struct Context::Impl {
     uint32_t rmq_levels = 0;
 
     // Linear scan.
-    std::vector<unsigned> scan_regs[kNumRegClasses];  // allocatable registers per class
     std::vector<uint32_t> initial_order;  // one interval per vreg, by start
     std::vector<std::pair<uint32_t, uint32_t>> unhandled;  // min-heap of (start, interval) of split pieces
     uint32_t active[kNumPRegs];

@@ -46,7 +46,16 @@ private:
         return it.cursor < it.range_end && eff_from(it, it.cursor) <= pos;
     }
     uint32_t next_intersection(const Interval& a, const Interval& b) const;
-    uint32_t next_fixed(unsigned reg, const Interval& it) const;
+    uint32_t next_fixed(unsigned reg, const Interval& it) const {
+        // Fixed ranges are sorted and disjoint: none left that starts before
+        // the interval ends means no intersection.
+        const auto& fx = s_.fixed[reg];
+        const uint32_t f = s_.fixed_cursor[reg];
+        if (f >= fx.size() || fx[f].from >= it.end) return kMaxPos;
+        return next_fixed_slow(reg, it);
+    }
+    uint32_t next_fixed_slow(unsigned reg, const Interval& it) const;
+    static uint64_t bit(unsigned reg) { return uint64_t{1} << (reg % kMaxRegsPerClass); }
     uint32_t first_use_index(const Interval& it, uint32_t pos) const;
     uint32_t first_must(const Interval& it, uint32_t pos) const;
     double density(const Interval& it, uint32_t pos) const;
@@ -63,6 +72,7 @@ private:
     void assign_reg(uint32_t id, unsigned reg) {
         iv_[id].loc = Allocation::reg(PReg::from_index(reg));
         s_.active[reg] = id;
+        busy_[reg / kMaxRegsPerClass] |= bit(reg);
     }
     void assign_stack(uint32_t id);
     bool try_free(uint32_t id);
@@ -77,6 +87,10 @@ private:
     uint32_t class_position_[kNumRegClasses] = {};  // where each class's register state was brought to
     std::vector<unsigned> (&regs_)[kNumRegClasses];  // allocatable registers per class (kept in the context)
     size_t initial_next_ = 0;  // s_.initial_order[..initial_next_) have been taken
+    // Per class, by hw bit: registers that may have an active or inactive
+    // interval or fixed ranges still ahead (a superset: advance() looks only
+    // at these and drops the bits it finds stale).
+    uint64_t busy_[kNumRegClasses] = {};
 };
 
 uint32_t Scan::next_intersection(const Interval& a, const Interval& b) const {
@@ -96,7 +110,7 @@ uint32_t Scan::next_intersection(const Interval& a, const Interval& b) const {
 }
 
 // First position where `it` meets a fixed range of `reg` that is not its own.
-uint32_t Scan::next_fixed(unsigned reg, const Interval& it) const {
+uint32_t Scan::next_fixed_slow(unsigned reg, const Interval& it) const {
     const auto& fx = s_.fixed[reg];
     size_t f = s_.fixed_cursor[reg];
     uint32_t j = it.cursor;
@@ -200,7 +214,7 @@ uint32_t Scan::location_hint(uint32_t id) const {
     for (uint32_t k = it.use_begin; k < it.use_end && k < it.use_begin + 4; ++k) {
         if (s_.uses[k].hint == kNoHint) continue;
         const unsigned r = PReg(s_.uses[k].hint, it.cls).index();
-        if (s_.allocatable[r]) return r;
+        if (s_.allocatable.contains(PReg::from_index(r))) return r;
     }
     if (it.prev != kNone && iv_[it.prev].loc.is_reg()) return iv_[it.prev].loc.index;
     if (it.prev != kNone) return kNone;
@@ -244,7 +258,8 @@ void Scan::assign_stack(uint32_t id) {
 void Scan::advance(unsigned cls, uint32_t pos) {
     if (class_position_[cls] == pos) return;
     class_position_[cls] = pos;
-    for (unsigned r : regs_[cls]) {
+    for (uint64_t bits = busy_[cls]; bits; bits &= bits - 1) {
+        const unsigned r = cls * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
         if (s_.active[r] != kNone) {
             Interval& a = iv_[s_.active[r]];
             if (a.end <= pos) {
@@ -271,6 +286,7 @@ void Scan::advance(unsigned cls, uint32_t pos) {
         const auto& fx = s_.fixed[r];
         uint32_t& fc = s_.fixed_cursor[r];
         while (fc < fx.size() && fx[fc].to <= pos) ++fc;
+        if (s_.active[r] == kNone && in.empty() && fc == fx.size()) busy_[cls] &= ~bit(r);
     }
 }
 
@@ -285,6 +301,10 @@ bool Scan::try_free(uint32_t id) {
             continue;
         }
         uint32_t fu = next_fixed(r, it);
+        if (!(busy_[static_cast<unsigned>(it.cls)] & bit(r))) {
+            free_until[k] = fu;
+            continue;
+        }
         for (uint32_t j : s_.inactive[r]) {
             if (fu <= it.start) break;
             fu = std::min(fu, next_intersection(iv_[j], it));
@@ -455,27 +475,38 @@ uint32_t Scan::next_unhandled() {
 }
 
 std::string Scan::run() {
-    const MachineEnv& env = *s_.env;
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
-        regs_[c].clear();
-        for (PReg r : env.allocatable[c]) regs_[c].push_back(r.index());
         class_position_[c] = kNone;
+        busy_[c] = 0;
+        for (unsigned r : regs_[c]) {
+            s_.active[r] = kNone;
+            s_.fixed_cursor[r] = 0;
+            s_.inactive[r].clear();
+            if (!s_.fixed[r].empty()) busy_[c] |= bit(r);
+        }
     }
-    std::fill(std::begin(s_.active), std::end(s_.active), kNone);
-    std::fill(std::begin(s_.fixed_cursor), std::end(s_.fixed_cursor), 0);
-    for (auto& in : s_.inactive) in.clear();
     s_.spill_slot.assign(s_.func->num_vregs, kNone);
     s_.free_slots.clear();
     s_.num_slots = 0;
     s_.num_splits = 0;
     s_.unhandled.clear();
     // Intervals are created in vreg order; order them by start (ties by id).
+    // A counting sort by instruction, then a stable insertion sort of each
+    // instruction's few intervals by position: linear.
     auto& order = s_.initial_order;
+    auto& count = s_.work;
+    const uint32_t ni = s_.func->num_insts();
+    count.assign(ni + 1, 0);
+    for (const Interval& it : iv_) ++count[it.start / 4 + 1];
+    for (uint32_t i = 0; i < ni; ++i) count[i + 1] += count[i];
     order.resize(iv_.size());
-    for (uint32_t id = 0; id < iv_.size(); ++id) order[id] = id;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        return iv_[a].start != iv_[b].start ? iv_[a].start < iv_[b].start : a < b;
-    });
+    for (uint32_t id = 0; id < iv_.size(); ++id) order[count[iv_[id].start / 4]++] = id;
+    for (size_t k = 1; k < order.size(); ++k) {
+        const uint32_t id = order[k];
+        size_t j = k;
+        for (; j > 0 && iv_[order[j - 1]].start > iv_[id].start; --j) order[j] = order[j - 1];
+        order[j] = id;
+    }
     initial_next_ = 0;
 
     for (uint32_t id = next_unhandled(); id != kNone; id = next_unhandled()) {

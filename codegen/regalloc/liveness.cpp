@@ -34,16 +34,18 @@ std::string check_csr(const std::vector<uint32_t>& begin, size_t n, size_t total
 }
 
 std::string validate_env(const MachineEnv& env, Context::Impl& s) {
-    std::fill(std::begin(s.allocatable), std::end(s.allocatable), false);
+    s.allocatable = PRegSet();
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         const PReg scratch = env.scratch[c];
         if (static_cast<unsigned>(scratch.cls) != c || scratch.hw >= kMaxRegsPerClass)
             return "machine env: bad scratch register";
+        s.scan_regs[c].clear();
         for (PReg r : env.allocatable[c]) {
             if (static_cast<unsigned>(r.cls) != c || r.hw >= kMaxRegsPerClass || r == scratch ||
-                s.allocatable[r.index()])
+                s.allocatable.contains(r))
                 return "machine env: bad allocatable register list";
-            s.allocatable[r.index()] = true;
+            s.allocatable.add(r);
+            s.scan_regs[c].push_back(r.index());
         }
     }
     return {};
@@ -387,12 +389,13 @@ std::string build_liveness(Context::Impl& s) {
     for (auto [b, v] : s.livein_pairs) s.livein[fill[b]++] = v;
 
     // --- Fixed ranges. ---
-    for (auto& list : s.fixed) list.clear();
+    for (unsigned c = 0; c < kNumRegClasses; ++c)
+        for (unsigned r : s.scan_regs[c]) s.fixed[r].clear();
     size_t ci = 0;
     for (uint32_t i = 0; i < ni; ++i) {
         const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
         auto reserve = [&](PReg r, uint32_t from, uint32_t to, uint32_t owner) {
-            if (s.allocatable[r.index()]) s.fixed[r.index()].push_back({from, to, owner});
+            if (s.allocatable.contains(r)) s.fixed[r.index()].push_back({from, to, owner});
         };
         PRegSet fixed_defs;
         for (uint32_t o = ob; o < oe; ++o) {
@@ -423,22 +426,32 @@ std::string build_liveness(Context::Impl& s) {
             }
         }
     }
-    for (unsigned r = 0; r < kNumPRegs; ++r) {
-        auto& list = s.fixed[r];
-        if (list.empty()) continue;
-        std::stable_sort(list.begin(), list.end(), [](const FixedRange& a, const FixedRange& b) { return a.from < b.from; });
-        size_t w = 0;
-        for (size_t k = 0; k < list.size(); ++k) {
-            if (w > 0 && list[w - 1].to > list[k].from) {
-                if (list[w - 1].owner != list[k].owner || list[k].owner == kNone)
-                    return "inst" + to_string(list[k].from / 4) + ": register " + to_string(r % kMaxRegsPerClass) +
-                           " is required by two operands at once";
-                list[w - 1].to = std::max(list[w - 1].to, list[k].to);
-                continue;
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        for (unsigned r : s.scan_regs[c]) {
+            auto& list = s.fixed[r];
+            if (list.empty()) continue;
+            // Ranges come in instruction order and start inside their instruction,
+            // so only ranges of one instruction can be out of order: a stable
+            // insertion sort is linear here.
+            for (size_t k = 1; k < list.size(); ++k) {
+                const FixedRange x = list[k];
+                size_t j = k;
+                for (; j > 0 && list[j - 1].from > x.from; --j) list[j] = list[j - 1];
+                list[j] = x;
             }
-            list[w++] = list[k];
+            size_t w = 0;
+            for (size_t k = 0; k < list.size(); ++k) {
+                if (w > 0 && list[w - 1].to > list[k].from) {
+                    if (list[w - 1].owner != list[k].owner || list[k].owner == kNone)
+                        return "inst" + to_string(list[k].from / 4) + ": register " + to_string(r % kMaxRegsPerClass) +
+                               " is required by two operands at once";
+                    list[w - 1].to = std::max(list[w - 1].to, list[k].to);
+                    continue;
+                }
+                list[w++] = list[k];
+            }
+            list.resize(w);
         }
-        list.resize(w);
     }
 
     // --- One interval per vreg that has a location. ---

@@ -40,6 +40,13 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
         out.push_back({point, from, to, cls});
     };
 
+    if (moves_.size() == 1) {  // nothing to order
+        assert(moves_[0].from != scratch_of(moves_[0].cls) && moves_[0].to != scratch_of(moves_[0].cls) &&
+               "the scratch register is no input location");
+        emit(moves_[0].from, moves_[0].to, moves_[0].cls);
+        moves_.clear();
+        return;
+    }
     by_dest_.clear();
     readers_.clear();
     for (uint32_t m : pending_) {

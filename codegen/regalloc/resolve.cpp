@@ -107,6 +107,7 @@ void Resolver::find_remat() {
 Allocation Resolver::loc_at(uint32_t v, uint32_t pos) const {
     const uint32_t b = s_.piece_begin[v], e = s_.piece_begin[v + 1];
     assert(b < e && "a live vreg has at least one piece");
+    if (e - b == 1) return s_.intervals[s_.pieces[b]].loc;
     const uint32_t* starts = s_.piece_start.data();
     const uint32_t k = static_cast<uint32_t>(std::upper_bound(starts + b, starts + e, pos) - starts);
     assert(k > b && "position before the vreg's definition");
