@@ -248,12 +248,14 @@ void BM_CopyFunction(benchmark::State& state) {
     set_counters(state, in.insts);
 }
 
+/// With a kept VerifierContext, as the JIT module verifies.
 void BM_Verify(benchmark::State& state) {
     const Input& in = input(state.range(0));
     VerifierErrors errs;
+    VerifierContext ctx;
     for (auto _ : state) {
         errs.clear();
-        if (!verify_function(*in.func, errs)) state.SkipWithError("does not verify");
+        if (!verify_function(*in.func, errs, ctx)) state.SkipWithError("does not verify");
     }
     set_counters(state, in.insts);
 }

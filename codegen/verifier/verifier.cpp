@@ -99,10 +99,58 @@ bool printable(const InstructionData& d) {
     return true;
 }
 
+}  // namespace
+
+/// Everything the verifier sizes per function; its memory outlives a call.
+struct VerifierContext::Tables {
+    /// By value (not resolved): what a use needs to know, gathered once per
+    /// value before the blocks are walked (prepare_uses). `block` is 0 when
+    /// the definition is unsound or the chain is broken: such uses take the
+    /// slow path in verify_use, which reports the fault.
+    struct UseInfo {
+        Type type;              // type of the resolved value; invalid when dangling
+        bool is_result = false;
+        uint32_t block = 0;     // 1 + block of the resolved definition
+        uint32_t def_inst = 0;  // defining instruction, for results
+        uint32_t dt_pre = 0, dt_post = 0;  // of the defining block in the dominator tree
+    };
+
+    ControlFlowGraph cfg;
+    DominatorTree domtree;
+    std::vector<Value> resolved;  // by value: alias target, or reserved for a cycle
+    std::vector<UseInfo> uses;
+    std::vector<uint8_t> alias_state;
+    std::vector<Value> alias_path;
+    std::vector<uint8_t> block_seen;
+    std::vector<uint8_t> inst_seen;
+    std::vector<Type> expected;
+};
+
+VerifierContext::VerifierContext() : tables_(std::make_unique<Tables>()) {}
+VerifierContext::~VerifierContext() = default;
+VerifierContext::VerifierContext(VerifierContext&&) noexcept = default;
+VerifierContext& VerifierContext::operator=(VerifierContext&&) noexcept = default;
+
+namespace {
+
+using UseInfo = VerifierContext::Tables::UseInfo;
+
 class Verifier {
 public:
-    Verifier(const Function& func, VerifierErrors& errors)
-        : func_(func), dfg_(func.dfg), layout_(func.layout), errors_(errors) {}
+    Verifier(const Function& func, VerifierErrors& errors, VerifierContext::Tables& t)
+        : func_(func),
+          dfg_(func.dfg),
+          layout_(func.layout),
+          errors_(errors),
+          cfg_(t.cfg),
+          domtree_(t.domtree),
+          resolved_(t.resolved),
+          uses_(t.uses),
+          alias_state_(t.alias_state),
+          alias_path_(t.alias_path),
+          block_seen_(t.block_seen),
+          inst_seen_(t.inst_seen),
+          expected_(t.expected) {}
 
     bool run();
 
@@ -116,7 +164,8 @@ private:
     void decl_error(std::string message) { report({}, {}, {}, std::move(message)); }
 
     // --- declarations and aliases -------------------------------------------------
-    void verify_signature(const Signature& sig, const std::string& what);
+    /// `ref`: the signature's declaration; none for the function's own.
+    void verify_signature(const Signature& sig, std::optional<SigRef> ref);
     void verify_declarations();
     void resolve_aliases();
     void report_alias_cycle(size_t from);
@@ -187,28 +236,18 @@ private:
     const Layout& layout_;
     VerifierErrors& errors_;
 
-    ControlFlowGraph cfg_;
-    DominatorTree domtree_;
+    // The tables live in the VerifierContext (see VerifierContext::Tables).
+    ControlFlowGraph& cfg_;
+    DominatorTree& domtree_;
+    std::vector<Value>& resolved_;
+    std::vector<UseInfo>& uses_;
+    std::vector<uint8_t>& alias_state_;
+    std::vector<Value>& alias_path_;
+    std::vector<uint8_t>& block_seen_;
+    std::vector<uint8_t>& inst_seen_;
+    std::vector<Type>& expected_;
     std::optional<Block> entry_;
-    std::vector<Value> resolved_;  // by value: alias target, or reserved for a cycle
-    /// By value (not resolved): what a use needs to know, gathered once per
-    /// value before the blocks are walked (prepare_uses). `block` is 0 when
-    /// the definition is unsound or the chain is broken: such uses take the
-    /// slow path in verify_use, which reports the fault.
-    struct UseInfo {
-        Type type;         // type of the resolved value; invalid when dangling
-        bool is_result = false;
-        uint32_t block = 0;  // 1 + block of the resolved definition
-        uint32_t def_inst = 0;  // defining instruction, for results
-        uint32_t dt_pre = 0, dt_post = 0;  // of the defining block in the dominator tree
-    };
-    std::vector<UseInfo> uses_;
     uint32_t num_values_ = 0;
-    std::vector<uint8_t> alias_state_;
-    std::vector<Value> alias_path_;
-    std::vector<uint8_t> block_seen_;
-    std::vector<uint8_t> inst_seen_;
-    std::vector<Type> expected_;
     // The block being verified: its reachability and dominator-tree numbers.
     bool cur_reachable_ = false;
     uint32_t cur_dt_pre_ = 0, cur_dt_post_ = 0;
@@ -263,11 +302,15 @@ bool Verifier::run() {
 
 // --- declarations --------------------------------------------------------------------------
 
-void Verifier::verify_signature(const Signature& sig, const std::string& what) {
+void Verifier::verify_signature(const Signature& sig, std::optional<SigRef> ref) {
     auto check = [&](const std::vector<AbiParam>& items, const char* kind) {
         for (size_t i = 0; i < items.size(); ++i) {
             const AbiParam& p = items[i];
-            auto item = [&] { return what + " " + kind + " " + std::to_string(i); };
+            // Named only for a message: a valid signature builds no string.
+            auto item = [&] {
+                return (ref ? ref->to_string() : std::string("function signature")) + " " + kind + " " +
+                       std::to_string(i);
+            };
             if (!kAnyScalar.contains(p.type)) {
                 decl_error(item() + " has unsupported type " + str(p.type));
                 continue;
@@ -283,8 +326,8 @@ void Verifier::verify_signature(const Signature& sig, const std::string& what) {
 }
 
 void Verifier::verify_declarations() {
-    verify_signature(func_.signature, "function signature");
-    for (SigRef s : dfg_.signatures.keys()) verify_signature(dfg_.signatures[s], s.to_string());
+    verify_signature(func_.signature, std::nullopt);
+    for (SigRef s : dfg_.signatures.keys()) verify_signature(dfg_.signatures[s], s);
     for (FuncRef f : dfg_.ext_funcs.keys()) {
         SigRef sig = dfg_.ext_funcs[f].signature;
         // A reserved signature marks a gap in the source's fnN numbering:
@@ -989,7 +1032,15 @@ std::string Verifier::describe_def(const ValueDef& def) const {
 
 }  // namespace
 
-bool verify_function(const Function& func, VerifierErrors& errors) { return Verifier(func, errors).run(); }
+bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context) {
+    if (!context.tables_) context.tables_ = std::make_unique<VerifierContext::Tables>();  // moved from
+    return Verifier(func, errors, *context.tables_).run();
+}
+
+bool verify_function(const Function& func, VerifierErrors& errors) {
+    VerifierContext context;
+    return verify_function(func, errors, context);
+}
 
 std::string format_verifier_errors(const VerifierErrors& errors) {
     std::string out;

@@ -3,6 +3,7 @@
 // errors it finds, each naming the instruction and block in printed form.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,10 +27,29 @@ struct VerifierError {
 
 using VerifierErrors = std::vector<VerifierError>;
 
+/// The verifier's per-function tables (control-flow graph, dominator tree,
+/// per-value and per-block arrays), kept between calls so that verifying
+/// the next function reuses their memory. One context serves one thread.
+class VerifierContext {
+public:
+    VerifierContext();
+    ~VerifierContext();
+    VerifierContext(VerifierContext&&) noexcept;
+    VerifierContext& operator=(VerifierContext&&) noexcept;
+
+    struct Tables;
+
+private:
+    friend bool verify_function(const Function&, VerifierErrors&, VerifierContext&);
+    std::unique_ptr<Tables> tables_;
+};
+
 /// Verifies `func`; returns true when it is valid. Errors are appended, in
 /// order: declarations, then blocks in layout order, each block's
 /// instructions in order. Never aborts on dangling references or a
 /// malformed layout.
+bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context);
+/// The same with tables of its own (allocated for this call).
 bool verify_function(const Function& func, VerifierErrors& errors);
 
 /// All errors joined one per line, for tools and test failure messages.

@@ -874,6 +874,29 @@ TEST_F(VerifierTest, ErrorsAreAppended) {
 // crash, hang or report nothing for a function it was handed broken.
 TEST_F(VerifierTest, SurvivesRandomDamage) {
     std::mt19937 rng(2024);
+    // A larger valid function (a chain of 40 blocks passing a value on),
+    // verified now and then with the shared context between damaged ones.
+    Function big;
+    {
+        FuncCursor c(big);
+        big.signature.params = {I64};
+        big.signature.returns = {I64};
+        Block b = c.insert_block();
+        Value v = big.dfg.append_block_param(b, I64);
+        for (int k = 0; k < 40; ++k) {
+            c.at_bottom(b);
+            Value w = c.ins().iadd(v, v);
+            Block next = c.insert_block();
+            Value args[] = {w};
+            c.at_bottom(b);
+            c.ins().jump(next, args);
+            b = next;
+            v = big.dfg.append_block_param(b, I64);
+        }
+        c.at_bottom(b);
+        c.ins().return_({v});
+    }
+    VerifierContext shared;
     for (int round = 0; round < 2000; ++round) {
         Function g;
         FuncCursor c(g);
@@ -933,8 +956,16 @@ TEST_F(VerifierTest, SurvivesRandomDamage) {
             }
         }
         VerifierErrors out;
-        verify_function(g, out);
-        format_verifier_errors(out);
+        const bool ok = verify_function(g, out);
+        // A context kept across functions of different sizes (as the JIT
+        // module keeps one) must give exactly what fresh tables give.
+        VerifierErrors reused;
+        EXPECT_EQ(verify_function(g, reused, shared), ok) << "round " << round;
+        ASSERT_EQ(format_verifier_errors(reused), format_verifier_errors(out)) << "round " << round;
+        if (round % 10 == 0) {
+            reused.clear();
+            ASSERT_TRUE(verify_function(big, reused, shared)) << format_verifier_errors(reused);
+        }
     }
 }
 
