@@ -220,6 +220,7 @@ std::optional<JitError> CodeMemory::open_window(size_t bytes) {
     c.size = size;
     c.live.assign(size / ps, 0);
     c.sealed.assign(size / ps, 0);
+    c.dirty.assign(size / ps, static_cast<uint32_t>(ps));
     c.live_regions = 0;
     win_chunk_ = ci;
     win_begin_ = win_next_ = 0;
@@ -230,11 +231,19 @@ std::optional<JitError> CodeMemory::open_window(size_t bytes) {
 std::optional<JitError> CodeMemory::seal(const Span& span) {
     Chunk& c = chunks_[span.chunk];
     const size_t end = round_to_pages(span.to);
-    std::memset(c.base + span.to, kTrapFiller, end - span.to);
+    const size_t ps = page_size();
+    // The span holds only code and filler; past it, the last page may still
+    // hold older code (a reused page) up to its dirty mark.
+    for (size_t p = span.from / ps; p < span.to / ps; ++p) c.dirty[p] = static_cast<uint32_t>(ps);
+    if (end != span.to) {
+        const size_t last = span.to / ps;
+        const size_t used = span.to - last * ps;
+        if (c.dirty[last] > used) std::memset(c.base + span.to, kTrapFiller, c.dirty[last] - used);
+        c.dirty[last] = static_cast<uint32_t>(used);
+    }
     ++syscalls_;
     if (mprotect(c.base + span.from, end - span.from, PROT_READ | PROT_EXEC) != 0)
         return JitError{errno_text("mprotect (code)")};
-    const size_t ps = page_size();
     std::fill(c.sealed.begin() + static_cast<ptrdiff_t>(span.from / ps), c.sealed.begin() + static_cast<ptrdiff_t>(end / ps), 1);
     // A no-op on x86-64; on AArch64 the new instructions must reach the
     // instruction cache before anyone jumps to them.

@@ -103,6 +103,11 @@ private:
         size_t size = 0;
         std::vector<uint32_t> live;   // per page: live regions overlapping it
         std::vector<uint8_t> sealed;  // per page: 1 if read+execute
+        // Per page: how many bytes from its start may hold something other
+        // than filler (a fresh page: all of it; zero bytes do not trap).
+        // A seal fills a page's tail only up to there, so a page reused for
+        // code of the same size needs no filling.
+        std::vector<uint32_t> dirty;
         uint32_t live_regions = 0;
     };
     struct Slot {

@@ -77,6 +77,21 @@ struct JITModule::Impl {
     // next function reuses their memory).
     std::optional<Optimizer> optimizer;
     Function scratch;
+    // Kept between definitions so that the next one allocates little: the
+    // verifier's tables, compiled code buffers no function holds any more
+    // (a few, each keeping its capacity), and finalize's work lists.
+    VerifierContext verifier;
+    VerifierErrors verifier_errors;
+    std::vector<CompiledCode> spare_code;
+    static constexpr size_t kSpareCode = 4;
+    struct Patch {
+        uint32_t func;
+        uint32_t offset;
+        uint64_t* cell;
+    };
+    std::vector<Patch> patches;
+    std::vector<CodeRegion> regions;
+    std::vector<TrapSite> sites;
 
     struct Func {
         std::string name;
@@ -105,6 +120,18 @@ struct JITModule::Impl {
     std::vector<Data> data;
 
     std::unordered_map<std::string, FuncId> trampolines;
+
+    /// Empty code buffers, reused when there are spare ones.
+    CompiledCode take_code() {
+        if (spare_code.empty()) return CompiledCode{};
+        CompiledCode c = std::move(spare_code.back());
+        spare_code.pop_back();
+        c.clear();
+        return c;
+    }
+    void recycle_code(CompiledCode&& c) {
+        if (spare_code.size() < kSpareCode) spare_code.push_back(std::move(c));
+    }
 
     uint64_t* new_cell() {
         if (cell_chunks.empty() || cells_in_last == kCellsPerChunk) {
@@ -171,8 +198,9 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         return JitError{"function %" + f.name + " is defined with signature " + print_signature(func.signature) +
                         " but declared with " + print_signature(f.sig)};
     }
-    VerifierErrors errs;
-    if (!verify_function(func, errs)) {
+    VerifierErrors& errs = impl_->verifier_errors;
+    errs.clear();
+    if (!verify_function(func, errs, impl_->verifier)) {
         return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
     }
     const Function* to_compile = &func;
@@ -181,10 +209,17 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         if (auto e = impl_->optimizer->run(impl_->scratch)) return JitError{"cannot optimize %" + f.name + ": " + *e};
         to_compile = &impl_->scratch;
     }
-    CompiledCode code;
+    CompiledCode code = impl_->take_code();
     std::string err = impl_->isa->compile(*to_compile, impl_->options, code);
-    if (!err.empty()) return JitError{"cannot compile %" + f.name + ": " + err};
-    if (!f.pending) impl_->pending.push_back(id.index);
+    if (!err.empty()) {
+        impl_->recycle_code(std::move(code));
+        return JitError{"cannot compile %" + f.name + ": " + err};
+    }
+    if (f.pending) {
+        impl_->recycle_code(std::move(*f.pending));
+    } else {
+        impl_->pending.push_back(id.index);
+    }
     f.pending = std::move(code);
     return std::nullopt;
 }
@@ -192,13 +227,8 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
 std::optional<JitError> JITModule::finalize_definitions() {
     Impl& m = *impl_;
     // First resolve every relocation, so that an error installs nothing.
-    struct Patch {
-        uint32_t func;
-        uint32_t offset;
-        uint64_t* cell;
-    };
-    std::vector<Patch> patches;
-    std::vector<std::pair<std::string, const void*>> new_host;
+    std::vector<Impl::Patch>& patches = m.patches;
+    patches.clear();
     for (uint32_t i : m.pending) {
         Impl::Func& f = m.funcs[i];
         for (const Relocation& r : f.pending->relocations) {
@@ -227,15 +257,16 @@ std::optional<JitError> JITModule::finalize_definitions() {
     }
     // Place every pending function in pooled code memory, then seal them
     // all with one protection change.
-    std::vector<CodeRegion> regions;
-    regions.reserve(m.pending.size());
+    std::vector<CodeRegion>& regions = m.regions;
+    regions.clear();
     auto undo = [&] {
         for (const CodeRegion& r : regions) m.memory.release(r);
     };
+    size_t next_patch = 0;  // the patches are in pending order
     for (uint32_t i : m.pending) {
         CompiledCode& code = *m.funcs[i].pending;
-        for (const Patch& p : patches) {
-            if (p.func != i) continue;
+        for (; next_patch < patches.size() && patches[next_patch].func == i; ++next_patch) {
+            const Impl::Patch& p = patches[next_patch];
             uint64_t v = reinterpret_cast<uint64_t>(p.cell);
             std::memcpy(code.bytes.data() + p.offset, &v, 8);
         }
@@ -258,8 +289,8 @@ std::optional<JitError> JITModule::finalize_definitions() {
         const uint32_t i = m.pending[k];
         Impl::Func& f = m.funcs[i];
         CompiledCode& code = *f.pending;
-        std::vector<TrapSite> sites;
-        sites.reserve(code.trap_sites.size());
+        std::vector<TrapSite>& sites = m.sites;
+        sites.clear();
         for (const CodeTrapSite& s : code.trap_sites) {
             TrapSite t;
             t.offset = s.offset;
@@ -267,21 +298,22 @@ std::optional<JitError> JITModule::finalize_definitions() {
             if (s.ir_inst != ~0u) t.inst = Inst(s.ir_inst);
             sites.push_back(t);
         }
-        if (auto e = TrapRegistry::global().register_range(regions[k].code, code.bytes.size(), f.name,
-                                                           std::move(sites))) {
+        // A redefinition swaps the old range for the new one in one update.
+        const void* old_code = f.installed ? f.region.code : nullptr;
+        if (auto e = TrapRegistry::global().replace_range(old_code, regions[k].code, code.bytes.size(), f.name,
+                                                          sites)) {
             // The functions before k are installed (their cells already
             // point at the new code); the rest stay pending, unplaced.
             for (size_t r = k; r < regions.size(); ++r) m.memory.release(regions[r]);
             m.pending.erase(m.pending.begin(), m.pending.begin() + static_cast<ptrdiff_t>(k));
             return e;
         }
-        if (f.installed) {
-            TrapRegistry::global().unregister_range(f.region.code);
-            m.memory.release(f.region);
-        }
+        // Calls go to the new code before the old code's pages are released.
+        *f.cell = reinterpret_cast<uint64_t>(regions[k].code);
+        if (f.installed) m.memory.release(f.region);
         f.region = regions[k];
         f.installed = true;
-        *f.cell = reinterpret_cast<uint64_t>(f.region.code);
+        m.recycle_code(std::move(f.code));
         f.code = std::move(code);
         f.pending.reset();
     }

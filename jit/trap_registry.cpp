@@ -54,59 +54,109 @@ TrapRegistry::~TrapRegistry() { delete current_.load(); }
 std::optional<JitError> TrapRegistry::register_range(const void* start, size_t size,
                                                      std::string_view function,
                                                      std::vector<TrapSite> sites) {
+    std::lock_guard lock(mutex_);
+    return insert_locked(0, start, size, function, sites);
+}
+
+std::optional<JitError> TrapRegistry::replace_range(const void* old_start, const void* start, size_t size,
+                                                    std::string_view function, std::span<const TrapSite> sites) {
+    std::lock_guard lock(mutex_);
+    return insert_locked(reinterpret_cast<uintptr_t>(old_start), start, size, function, sites);
+}
+
+std::optional<JitError> TrapRegistry::insert_locked(uintptr_t old_start, const void* start, size_t size,
+                                                    std::string_view function, std::span<const TrapSite> sites) {
     if (!start || size == 0)
         return JitError{"trap range of function '" + std::string(function) + "' is empty"};
-    auto range = std::make_unique<Range>();
+    std::unique_ptr<Range> range;
+    if (!spare_ranges_.empty()) {
+        range = std::move(spare_ranges_.back());
+        spare_ranges_.pop_back();
+    } else {
+        range = std::make_unique<Range>();
+    }
     range->start = reinterpret_cast<uintptr_t>(start);
     range->end = range->start + size;
-    range->function = std::string(function);
-    std::sort(sites.begin(), sites.end(),
-              [](const TrapSite& a, const TrapSite& b) { return a.offset < b.offset; });
-    for (size_t i = 0; i < sites.size(); ++i) {
-        if (sites[i].offset >= size)
-            return JitError{"trap site at offset " + std::to_string(sites[i].offset) +
-                            " lies outside function '" + range->function + "'"};
-        if (i > 0 && sites[i].offset == sites[i - 1].offset)
-            return JitError{"two trap sites at offset " + std::to_string(sites[i].offset) +
-                            " in function '" + range->function + "'"};
+    range->function.assign(function);
+    range->sites.assign(sites.begin(), sites.end());
+    std::vector<TrapSite>& sorted = range->sites;
+    if (!std::is_sorted(sorted.begin(), sorted.end(),
+                        [](const TrapSite& a, const TrapSite& b) { return a.offset < b.offset; })) {
+        std::sort(sorted.begin(), sorted.end(),
+                  [](const TrapSite& a, const TrapSite& b) { return a.offset < b.offset; });
     }
-    range->sites = std::move(sites);
-
-    std::lock_guard lock(mutex_);
+    auto refuse = [&](std::string message) {
+        spare_ranges_.push_back(std::move(range));
+        return JitError{std::move(message)};
+    };
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        if (sorted[i].offset >= size)
+            return refuse("trap site at offset " + std::to_string(sorted[i].offset) + " lies outside function '" +
+                          std::string(function) + "'");
+        if (i > 0 && sorted[i].offset == sorted[i - 1].offset)
+            return refuse("two trap sites at offset " + std::to_string(sorted[i].offset) + " in function '" +
+                          std::string(function) + "'");
+    }
+    // The overlap check sees the table without the replaced range.
     auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), range->start,
                                 [](const auto& r, uintptr_t s) { return r->start < s; });
-    bool overlaps_next = pos != ranges_.end() && (*pos)->start < range->end;
-    bool overlaps_prev = pos != ranges_.begin() && (*std::prev(pos))->end > range->start;
-    if (overlaps_next || overlaps_prev)
-        return JitError{"code of function '" + range->function + "' overlaps a registered range"};
+    auto kept = [&](const std::unique_ptr<Range>& r) { return old_start == 0 || r->start != old_start; };
+    bool overlaps = pos != ranges_.begin() && (*std::prev(pos))->end > range->start && kept(*std::prev(pos));
+    for (auto it = pos; it != ranges_.end() && (*it)->start < range->end; ++it) overlaps |= kept(*it);
+    if (overlaps)
+        return refuse("code of function '" + std::string(function) + "' overlaps a registered range");
+    if (old_start != 0) retire_range(old_start);
+    pos = std::lower_bound(ranges_.begin(), ranges_.end(), range->start,
+                           [](const auto& r, uintptr_t s) { return r->start < s; });
     ranges_.insert(pos, std::move(range));
     publish();
     return std::nullopt;
 }
 
 bool TrapRegistry::unregister_range(const void* start) {
-    auto s = reinterpret_cast<uintptr_t>(start);
     std::lock_guard lock(mutex_);
-    auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), s,
-                                [](const auto& r, uintptr_t v) { return r->start < v; });
-    if (pos == ranges_.end() || (*pos)->start != s) return false;
-    retired_ranges_.push_back(std::move(*pos));
-    ranges_.erase(pos);
+    if (!retire_range(reinterpret_cast<uintptr_t>(start))) return false;
     publish();
     return true;
 }
 
+bool TrapRegistry::retire_range(uintptr_t start) {
+    auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), start,
+                                [](const auto& r, uintptr_t v) { return r->start < v; });
+    if (pos == ranges_.end() || (*pos)->start != start) return false;
+    retired_ranges_.push_back(std::move(*pos));
+    ranges_.erase(pos);
+    return true;
+}
+
 void TrapRegistry::publish() {
-    auto next = std::make_unique<Snapshot>();
+    std::unique_ptr<Snapshot> next;
+    if (!spare_snapshots_.empty()) {
+        next = std::move(spare_snapshots_.back());
+        spare_snapshots_.pop_back();
+    } else {
+        next = std::make_unique<Snapshot>();
+    }
+    next->ranges.clear();
     next->ranges.reserve(ranges_.size());
     for (const auto& r : ranges_) next->ranges.push_back(r.get());
-    const Snapshot* old = current_.exchange(next.release());
+    // Every snapshot was made here, non-const.
+    auto* old = const_cast<Snapshot*>(current_.exchange(next.release()));
     if (old) retired_snapshots_.emplace_back(old);
     collect();
 }
 
 void TrapRegistry::collect() {
     if (readers_.load() != 0) return;
+    // Enough spares for a replacement (one snapshot, one range) and a few
+    // more; anything beyond is freed.
+    constexpr size_t kSpareSnapshots = 2, kSpareRanges = 8;
+    for (auto& s : retired_snapshots_) {
+        if (spare_snapshots_.size() < kSpareSnapshots) spare_snapshots_.push_back(std::move(s));
+    }
+    for (auto& r : retired_ranges_) {
+        if (spare_ranges_.size() < kSpareRanges) spare_ranges_.push_back(std::move(r));
+    }
     retired_snapshots_.clear();
     retired_ranges_.clear();
 }

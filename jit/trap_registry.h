@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,13 @@ public:
     std::optional<JitError> register_range(const void* start, size_t size,
                                            std::string_view function,
                                            std::vector<TrapSite> sites);
+    /// Registers a range like register_range and, in the same update,
+    /// removes the range that starts at `old_start` (a redefined
+    /// function's previous code): readers see either the old range or the
+    /// new one, and the table is published once. `old_start` null (or
+    /// not registered) removes nothing. On error nothing changes.
+    std::optional<JitError> replace_range(const void* old_start, const void* start, size_t size,
+                                          std::string_view function, std::span<const TrapSite> sites);
     /// Removes the range that starts at `start`; false if there is none.
     /// Call it before the code's memory is released.
     bool unregister_range(const void* start);
@@ -109,10 +117,20 @@ private:
         std::vector<const Range*> ranges;  // sorted by start
     };
 
+    /// Checks and inserts a range, first removing the one at `old_start`
+    /// (0: none), then publishes. Requires `mutex_`.
+    std::optional<JitError> insert_locked(uintptr_t old_start, const void* start, size_t size,
+                                          std::string_view function, std::span<const TrapSite> sites);
+    /// Moves the range starting at `start` to the retired list; false if
+    /// there is none. Requires `mutex_`.
+    bool retire_range(uintptr_t start);
     /// Publishes a snapshot of `ranges_` and retires the previous one.
     /// Requires `mutex_`.
     void publish();
-    /// Frees what was retired if no reader is in flight. Requires `mutex_`.
+    /// Once no reader is in flight, what was retired can no longer be seen
+    /// by anyone: it goes to the spare lists (a few are kept for the next
+    /// updates, so that steady redefinition allocates nothing), the rest is
+    /// freed. Requires `mutex_`.
     void collect();
     /// The range starting exactly at `start`. Requires `mutex_`.
     const Range* find_range(uintptr_t start) const;
@@ -121,8 +139,10 @@ private:
     std::vector<std::unique_ptr<Range>> ranges_;  // writer's copy, sorted by start
     std::atomic<const Snapshot*> current_{nullptr};
     mutable std::atomic<size_t> readers_{0};
-    std::vector<std::unique_ptr<const Snapshot>> retired_snapshots_;
+    std::vector<std::unique_ptr<Snapshot>> retired_snapshots_;
     std::vector<std::unique_ptr<Range>> retired_ranges_;
+    std::vector<std::unique_ptr<Snapshot>> spare_snapshots_;
+    std::vector<std::unique_ptr<Range>> spare_ranges_;
 };
 
 }  // namespace heron

@@ -10,6 +10,7 @@
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "jit/jit_module.h"
+#include "jit/trap_registry.h"
 #include "tools/filetest.h"
 
 namespace heron {
@@ -254,6 +255,81 @@ block0:
     EXPECT_EQ(jit.get_function<int64_t()>(c)(), 102) << "the caller must reach the new definition";
     ASSERT_FALSE(jit.free_function(k).has_value());
     EXPECT_EQ(jit.get_finalized_function(k), nullptr);
+}
+
+// Redefining one function over and over (as BM_EndToEnd does) reuses the
+// module's buffers, code pages and trap-registry entries: each version
+// still runs and traps as itself, exactly one trap range stays registered
+// for the function, the kept CompiledCode is the version's own, and a
+// failed or replaced definition leaves the installed version alone.
+TEST(JitModuleTest, RepeatedRedefinitionKeepsCodeAndTrapsRight) {
+    auto divider = parse_one(R"(
+function %f(i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64):
+    v2 = sdiv v0, v1
+    v3 = iconst.i64 1000
+    v4 = iadd v2, v3
+    return v4
+})");
+    auto adder = parse_one(R"(
+function %f(i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+})");
+    auto broken = parse_one(R"(
+function %f(i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+})");
+    // v1 becomes an i32 parameter of block0 that the signature does not have.
+    broken->dfg.append_block_param(broken->layout.entry_block().value(), types::I32);
+    JITModule jit(checked());
+    FuncId id = define(jit, *adder);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    // The call trampoline of this signature is made (and registered) once.
+    DataValue args[] = {DataValue::i64(1), DataValue::i64(2)};
+    ASSERT_EQ(jit.call(id, args).values.at(0), DataValue::i64(3));
+    const size_t ranges = TrapRegistry::global().num_ranges();
+    const std::vector<uint8_t> adder_bytes = jit.compiled_code(id)->bytes;
+    std::vector<uint8_t> divider_bytes;
+    // More versions than a code chunk has pages, so pages are reused too.
+    for (int round = 0; round < 600; ++round) {
+        const bool divides = round % 2 == 0;
+        if (round % 7 == 3) {
+            // A definition replaced before it is installed.
+            ASSERT_FALSE(jit.define_function(id, divides ? *adder : *divider).has_value());
+        }
+        if (round % 5 == 1) {
+            auto e = jit.define_function(id, *broken);
+            ASSERT_TRUE(e.has_value()) << "round " << round;
+            EXPECT_NE(e->message.find("does not verify"), std::string::npos) << e->message;
+        }
+        ASSERT_FALSE(jit.define_function(id, divides ? *divider : *adder).has_value());
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        ASSERT_EQ(TrapRegistry::global().num_ranges(), ranges) << "round " << round;
+        auto* fn = jit.get_function<int64_t(int64_t, int64_t)>(id);
+        if (divides) {
+            if (divider_bytes.empty()) divider_bytes = jit.compiled_code(id)->bytes;
+            ASSERT_EQ(jit.compiled_code(id)->bytes, divider_bytes) << "round " << round;
+            EXPECT_EQ(jit.compiled_code(id)->trap_sites.size(), 2u) << "division by zero, overflow";
+            ASSERT_EQ(fn(84, 2), 1042) << "round " << round;
+            if (round % 50 == 0) {
+                DataValue zero[] = {DataValue::i64(5), DataValue::i64(0)};
+                JitCallOutcome r = jit.call(id, zero);
+                ASSERT_EQ(r.kind, JitCallOutcome::Kind::Trap) << r.message;
+                EXPECT_EQ(r.trap.code, TrapCode::integer_division_by_zero());
+                EXPECT_EQ(r.trap.function, "f");
+            }
+        } else {
+            ASSERT_EQ(jit.compiled_code(id)->bytes, adder_bytes) << "round " << round;
+            EXPECT_TRUE(jit.compiled_code(id)->trap_sites.empty());
+            ASSERT_EQ(fn(84, 2), 86) << "round " << round;
+        }
+    }
+    ASSERT_FALSE(jit.free_function(id).has_value());
+    EXPECT_EQ(TrapRegistry::global().num_ranges(), ranges - 1);
 }
 
 TEST(JitModuleTest, TrapsAreReportedWithCodeAndFunction) {

@@ -240,6 +240,39 @@ TEST(JitCodeMemoryTest, PooledRegionsShareSealedPages) {
     EXPECT_EQ(memory.num_regions(), 1u);
 }
 
+// A page that held longer code and is reused for shorter code gets the old
+// code's bytes past the new code overwritten with filler by the seal (only
+// as far as the old code reached: a page reused for code of the same size
+// is not filled again).
+TEST(JitCodeMemoryTest, ReusedPageIsFilledPastShorterCode) {
+    CodeMemory memory;
+    const size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    std::vector<uint8_t> long_code(600, 0x90);  // nops: not filler
+    auto first = memory.allocate(long_code.size());
+    ASSERT_TRUE(first.ok());
+    uint8_t* const page = first->code;
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(page) % ps, 0u) << "a fresh chunk starts the window";
+    ASSERT_FALSE(memory.copy_code(*first, 0, long_code).has_value());
+    ASSERT_FALSE(memory.finalize(*first).has_value());
+    ASSERT_FALSE(memory.release(*first).has_value());
+    // Short versions, one page each, until the window comes back to `page`.
+    bool reused = false;
+    for (int k = 0; k < 4 * static_cast<int>(CodeMemory::kChunkBytes / ps) && !reused; ++k) {
+        auto r = memory.allocate(kAddBytes.size());
+        ASSERT_TRUE(r.ok());
+        ASSERT_FALSE(memory.copy_code(*r, 0, kAddBytes).has_value());
+        ASSERT_FALSE(memory.finalize(*r).has_value());
+        if (r->code == page) {
+            reused = true;
+            EXPECT_EQ(reinterpret_cast<BinaryFn>(r->code)(40, 2), 42);
+            for (size_t i = kAddBytes.size(); i < ps; ++i)
+                ASSERT_EQ(page[i], 0xcc) << "byte " << i << " of the reused page";
+        }
+        ASSERT_FALSE(memory.release(*r).has_value());
+    }
+    EXPECT_TRUE(reused) << "the first page was never reused";
+}
+
 // A region released before it is finalized leaves filler behind, and other
 // open regions of the batch are sealed as usual.
 TEST(JitCodeMemoryTest, ReleaseBeforeFinalize) {
@@ -338,6 +371,45 @@ TEST(JitTrapRegistryTest, LooksUpSitesAndRejectsBadRanges) {
     EXPECT_FALSE(registry.unregister_range(code));
     EXPECT_FALSE(registry.lookup(reinterpret_cast<uintptr_t>(code + 3)).has_value());
     EXPECT_EQ(registry.num_ranges(), 1u);
+}
+
+// replace_range swaps a redefined function's range for its new one in one
+// update; the replaced range does not count as an overlap, any other does,
+// and a refused replacement changes nothing.
+TEST(JitTrapRegistryTest, ReplaceRangeSwapsInOneUpdate) {
+    TrapRegistry registry;
+    alignas(16) static uint8_t code[128];
+    const std::vector<TrapSite> f_sites = {site(4, TrapCode::user(1), 1)};
+    ASSERT_FALSE(registry.replace_range(nullptr, code, 32, "f", f_sites).has_value()) << "null: a plain register";
+    ASSERT_FALSE(registry.register_range(code + 64, 32, "g", {}).has_value());
+    // The new code of f overlaps its old code: fine.
+    const std::vector<TrapSite> f2_sites = {site(6, TrapCode::user(2), 3), site(2, TrapCode::user(3), 2)};
+    ASSERT_FALSE(registry.replace_range(code, code + 16, 40, "f", f2_sites).has_value());
+    EXPECT_EQ(registry.num_ranges(), 2u);
+    EXPECT_FALSE(registry.lookup(reinterpret_cast<uintptr_t>(code + 4)).has_value()) << "old site gone";
+    EXPECT_EQ(registry.function_at(reinterpret_cast<uintptr_t>(code + 8)), std::nullopt) << "old range gone";
+    auto hit = registry.lookup(reinterpret_cast<uintptr_t>(code + 16 + 6));
+    ASSERT_TRUE(hit.has_value());
+    EXPECT_EQ(hit->to_string(), "user2 in %f at inst3");
+    hit = registry.lookup(reinterpret_cast<uintptr_t>(code + 16 + 2));
+    ASSERT_TRUE(hit.has_value()) << "sites are sorted on the way in";
+    EXPECT_EQ(hit->to_string(), "user3 in %f at inst2");
+    // Overlapping g (not the replaced range) is refused; f stays as it was.
+    EXPECT_TRUE(registry.replace_range(code + 16, code + 48, 32, "f", {}).has_value());
+    EXPECT_TRUE(registry.replace_range(code + 16, code + 16, 4, "f", f_sites).has_value()) << "site outside";
+    EXPECT_EQ(registry.num_ranges(), 2u);
+    EXPECT_EQ(registry.function_at(reinterpret_cast<uintptr_t>(code + 50)), "f");
+    ASSERT_TRUE(registry.lookup(reinterpret_cast<uintptr_t>(code + 16 + 6)).has_value());
+    // Many replacements (spare entries are reused) keep one range for f.
+    for (int k = 0; k < 100; ++k) {
+        uint8_t* from = code + 16 * (k % 2 + 1);
+        uint8_t* to = code + 16 * ((k + 1) % 2 + 1);
+        ASSERT_FALSE(registry.replace_range(from, to, 16, "f" + std::to_string(k), f_sites).has_value()) << k;
+        ASSERT_EQ(registry.num_ranges(), 2u);
+        hit = registry.lookup(reinterpret_cast<uintptr_t>(to + 4));
+        ASSERT_TRUE(hit.has_value());
+        ASSERT_EQ(hit->function, "f" + std::to_string(k));
+    }
 }
 
 // --- traps --------------------------------------------------------------------
