@@ -15,7 +15,7 @@
 // Directions from issue #4: >= 10 M IR inst/s end to end at opt_level
 // none, <= 2 us for the trivial function, time/inst at 1M within 2x of 1K.
 // Counters: `inst/s` (IR instructions per second), `time/inst`, and for
-// BM_EndToEnd `allocs/func`: calls of operator new per compiled function
+// BM_EndToEnd and BM_EndToEndOpt `allocs/func`: calls of operator new per compiled function
 // (this binary replaces the global operator new to count them; asmjit's own
 // malloc calls for its zone memory are not included), and `syscalls/func`:
 // mmap/mprotect calls of the code memory per function.
@@ -224,19 +224,22 @@ void BM_EndToEnd(benchmark::State& state) {
 /// The same at opt_level speed: the JIT module copies the function and runs
 /// the IR pipeline of codegen/opt/pipeline.h on it (verifier between passes
 /// off, as in release), then compiles the copy. BM_CopyFunction is the
-/// copy's share.
+/// copy's share. `allocs/func` as for BM_EndToEnd (steady state).
 void BM_EndToEndOpt(benchmark::State& state) {
     const Input& in = input(state.range(0));
     JITBuilder b;
     b.opt_level(OptLevel::Speed);
     JITModule jit(std::move(b));
     FuncId id = jit.declare_function("f", Linkage::Export, in.func->signature).value();
+    if (jit.define_function(id, *in.func) || jit.finalize_definitions()) state.SkipWithError("compile failed");
+    const uint64_t allocs0 = g_allocations;
     for (auto _ : state) {
         if (auto e = jit.define_function(id, *in.func)) state.SkipWithError(e->message.c_str());
         if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
         benchmark::DoNotOptimize(jit.get_finalized_function(id));
     }
     set_counters(state, in.insts);
+    state.counters["allocs/func"] = double(g_allocations - allocs0) / double(state.iterations());
 }
 
 void BM_CopyFunction(benchmark::State& state) {
