@@ -28,6 +28,15 @@ union GlobalRegistry {
 };
 constinit GlobalRegistry g_global;
 
+/// A spare object if there is one, else a new one.
+template <class T>
+std::unique_ptr<T> take_spare(std::vector<std::unique_ptr<T>>& spares) {
+    if (spares.empty()) return std::make_unique<T>();
+    std::unique_ptr<T> t = std::move(spares.back());
+    spares.pop_back();
+    return t;
+}
+
 }  // namespace
 
 std::string TrapInfo::to_string() const {
@@ -68,13 +77,7 @@ std::optional<JitError> TrapRegistry::insert_locked(uintptr_t old_start, const v
                                                     std::string_view function, std::span<const TrapSite> sites) {
     if (!start || size == 0)
         return JitError{"trap range of function '" + std::string(function) + "' is empty"};
-    std::unique_ptr<Range> range;
-    if (!spare_ranges_.empty()) {
-        range = std::move(spare_ranges_.back());
-        spare_ranges_.pop_back();
-    } else {
-        range = std::make_unique<Range>();
-    }
+    std::unique_ptr<Range> range = take_spare(spare_ranges_);
     range->start = reinterpret_cast<uintptr_t>(start);
     range->end = range->start + size;
     range->function.assign(function);
@@ -130,13 +133,7 @@ bool TrapRegistry::retire_range(uintptr_t start) {
 }
 
 void TrapRegistry::publish() {
-    std::unique_ptr<Snapshot> next;
-    if (!spare_snapshots_.empty()) {
-        next = std::move(spare_snapshots_.back());
-        spare_snapshots_.pop_back();
-    } else {
-        next = std::make_unique<Snapshot>();
-    }
+    std::unique_ptr<Snapshot> next = take_spare(spare_snapshots_);
     next->ranges.clear();
     next->ranges.reserve(ranges_.size());
     for (const auto& r : ranges_) next->ranges.push_back(r.get());

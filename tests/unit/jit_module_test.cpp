@@ -271,19 +271,15 @@ block0(v0: i64, v1: i64):
     v4 = iadd v2, v3
     return v4
 })");
-    auto adder = parse_one(R"(
+    constexpr std::string_view kAdder = R"(
 function %f(i64, i64) -> i64 system_v {
 block0(v0: i64, v1: i64):
     v2 = iadd v0, v1
     return v2
-})");
-    auto broken = parse_one(R"(
-function %f(i64, i64) -> i64 system_v {
-block0(v0: i64, v1: i64):
-    v2 = iadd v0, v1
-    return v2
-})");
-    // v1 becomes an i32 parameter of block0 that the signature does not have.
+})";
+    auto adder = parse_one(kAdder);
+    auto broken = parse_one(kAdder);
+    // A third entry block parameter, which the signature does not have.
     broken->dfg.append_block_param(broken->layout.entry_block().value(), types::I32);
     JITModule jit(checked());
     FuncId id = define(jit, *adder);
