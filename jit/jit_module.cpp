@@ -129,8 +129,10 @@ struct JITModule::Impl {
         c.clear();
         return c;
     }
+    /// Keeps `c`'s buffers for a later define (an empty one, e.g. the code
+    /// of a function installed for the first time, is not worth a place).
     void recycle_code(CompiledCode&& c) {
-        if (spare_code.size() < kSpareCode) spare_code.push_back(std::move(c));
+        if (c.bytes.capacity() != 0 && spare_code.size() < kSpareCode) spare_code.push_back(std::move(c));
     }
 
     uint64_t* new_cell() {
