@@ -267,9 +267,10 @@ void BM_Lower(benchmark::State& state) {
     const Input& in = input(state.range(0));
     x64::Settings settings = x64::Settings::host();
     x64::VCode vcode;
+    LowerContext ctx;  // kept between functions, as the ISA keeps it
     for (auto _ : state) {
         vcode.clear();
-        std::string err = x64::lower_function(*in.func, settings, vcode);
+        std::string err = x64::lower_function(*in.func, settings, vcode, ctx);
         if (!err.empty()) state.SkipWithError(err.c_str());
         benchmark::DoNotOptimize(vcode.insts.data());
     }
@@ -359,9 +360,10 @@ void BM_Compile_aarch64(benchmark::State& state) { compile_with(state, "aarch64"
 void BM_Lower_aarch64(benchmark::State& state) {
     const Input& in = input(state.range(0));
     aarch64::VCode vcode;
+    LowerContext ctx;
     for (auto _ : state) {
         vcode.clear();
-        std::string err = aarch64::lower_function(*in.func, vcode);
+        std::string err = aarch64::lower_function(*in.func, vcode, ctx);
         if (!err.empty()) state.SkipWithError(err.c_str());
         benchmark::DoNotOptimize(vcode.insts.data());
     }

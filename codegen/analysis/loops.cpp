@@ -141,15 +141,19 @@ void LoopAnalysis::number_loops() {
     begin.assign(k + 2, 0);  // row k holds the roots
     for (uint32_t t = 0; t < k; ++t) ++begin[(temp_parent_[t] == kNone ? k : temp_parent_[t]) + 1];
     prefix_sum(begin);
-    std::vector<uint32_t> kids(k);
+    std::vector<uint32_t>& kids = kids_;
+    kids.resize(k);
     {
-        std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+        std::vector<uint32_t>& next = next_;
+        next.assign(begin.begin(), begin.end() - 1);
         for (uint32_t t = 0; t < k; ++t) kids[next[temp_parent_[t] == kNone ? k : temp_parent_[t]]++] = t;
     }
     // Preorder over the tree, from the virtual root k.
     remap_.assign(k, kNone);
-    std::vector<LoopData> data(k);
-    std::vector<std::pair<uint32_t, uint32_t>> stack;  // (temp id or k, next child slot)
+    std::vector<LoopData>& data = data_;
+    data.assign(k, LoopData{});
+    std::vector<std::pair<uint32_t, uint32_t>>& stack = stack_;  // (temp id or k, next child slot)
+    stack.clear();
     stack.push_back({k, begin[k]});
     uint32_t next_id = 0;
     while (!stack.empty()) {
@@ -183,7 +187,8 @@ void LoopAnalysis::number_loops() {
     }
     prefix_sum(child_begin_);
     children_.resize(k - top_level_.size());
-    std::vector<uint32_t> next(child_begin_.begin(), child_begin_.end() - 1);
+    std::vector<uint32_t>& next = next_;
+    next.assign(child_begin_.begin(), child_begin_.end() - 1);
     for (Loop l : loops()) {
         if (auto p = parent(l)) children_[next[p->index()]++] = l;
     }
@@ -200,7 +205,8 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
     prefix_sum(block_begin_);
     blocks_.resize(block_begin_[n]);
     {
-        std::vector<uint32_t> next(block_begin_.begin(), block_begin_.end() - 1);
+        std::vector<uint32_t>& next = next_;
+        next.assign(block_begin_.begin(), block_begin_.end() - 1);
         for (Block b : dt.reverse_postorder()) {
             if (auto l = innermost_loop(b)) blocks_[next[l->index()]++] = b;
         }
@@ -242,7 +248,8 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
     prefix_sum(exit_begin_);
     exits_.resize(tagged_.size());
     {
-        std::vector<uint32_t> next(exit_begin_.begin(), exit_begin_.end() - 1);
+        std::vector<uint32_t>& next = next_;
+        next.assign(exit_begin_.begin(), exit_begin_.end() - 1);
         for (const auto& t : tagged_) exits_[next[t.first]++] = t.second;
     }
     // Distinct exit blocks; loops are visited in increasing order, so a

@@ -188,6 +188,11 @@ private:
     std::vector<Block> work_;
     std::vector<uint32_t> stamp_;
     std::vector<std::pair<uint32_t, LoopEdge>> tagged_;
+    // number_loops() / collect_rows() scratch: children rows over temporary
+    // ids, row fill positions, the loops before renumbering, the walk stack.
+    std::vector<uint32_t> kids_, next_;
+    std::vector<LoopData> data_;
+    std::vector<std::pair<uint32_t, uint32_t>> stack_;
     bool valid_ = false;
 };
 

@@ -2,93 +2,96 @@
 // block_order.h.
 #include "codegen/machinst/block_order.h"
 
+#include <algorithm>
 #include <span>
 #include <utility>
 
 namespace heron {
 
-void BlockOrder::compute(const Function& f) {
+void BlockOrder::compute_reverse_postorder(const Function& f) {
+    // Iterative DFS for postorder, successors in branch order (the order
+    // of the dominator tree's search over the CFG, so both number the
+    // blocks alike). mark_: 0 unseen, 1 on the stack, 2 done; an edge to a
+    // block on the stack is a retreating edge.
     const DataFlowGraph& dfg = f.dfg;
+    mark_.assign(dfg.num_blocks(), 0);
     rpo_.clear();
-    rpo_index_.clear();
-    vblock_of_.clear();
-    vblocks_.clear();
-    dest_vblock_.clear();
-
-    // Iterative DFS for postorder, successors in branch order.
-    uint32_t nb = dfg.num_blocks();
-    std::vector<uint8_t> seen(nb, 0);
-    std::vector<std::pair<Block, uint32_t>> stack;
-    std::vector<Block> post;
+    dfs_.clear();
+    has_cycle_ = false;
     Block entry = *f.layout.entry_block();
-    stack.push_back({entry, 0});
-    seen[entry.index()] = 1;
-    while (!stack.empty()) {
-        auto& [b, k] = stack.back();
-        auto term = f.layout.last_inst(b);
-        auto dests = term ? dfg.branch_destinations(*term) : std::span<const BlockCall>();
+    dfs_.push_back({entry, 0});
+    mark_[entry.index()] = 1;
+    while (!dfs_.empty()) {
+        auto& [b, k] = dfs_.back();
+        auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
         if (k < dests.size()) {
             Block s = dests[k++].block(dfg.value_lists);
-            if (!seen[s.index()]) {
-                seen[s.index()] = 1;
-                stack.push_back({s, 0});
+            if (mark_[s.index()] == 0) {
+                mark_[s.index()] = 1;
+                dfs_.push_back({s, 0});
+            } else if (mark_[s.index()] == 1) {
+                has_cycle_ = true;
             }
             continue;
         }
-        post.push_back(b);
-        stack.pop_back();
+        mark_[b.index()] = 2;
+        rpo_.push_back(b);
+        dfs_.pop_back();
     }
-    rpo_.assign(post.rbegin(), post.rend());
+    std::reverse(rpo_.begin(), rpo_.end());
+}
 
-    // Predecessor edge counts, to find critical edges.
-    std::vector<uint32_t> npreds(nb, 0);
+void BlockOrder::compute(const Function& f) {
+    const DataFlowGraph& dfg = f.dfg;
+    compute_reverse_postorder(f);
+
+    // Predecessor edge counts (one per destination, duplicates included:
+    // two edges into one block with different arguments need a block
+    // each), to find critical edges.
+    std::vector<uint32_t>& npreds = mark_;
+    npreds.assign(dfg.num_blocks(), 0);
     for (Block b : rpo_) {
         for (const BlockCall& bc : dfg.branch_destinations(*f.layout.last_inst(b))) ++npreds[bc.block(dfg.value_lists).index()];
     }
     auto critical = [&](size_t ndests, Block s) { return ndests > 1 && npreds[s.index()] > 1; };
 
     // VCode blocks: each IR block followed by its edge blocks.
-    for (uint32_t i = 0; i < rpo_.size(); ++i) {
-        Block b = rpo_[i];
-        rpo_index_[b] = i;
-        vblock_of_[b] = static_cast<uint32_t>(vblocks_.size());
-        VBlock vb;
-        vb.ir = b.index();
-        vblocks_.push_back(std::move(vb));
+    vblock_of_.assign(dfg.num_blocks(), kNone);
+    vb_ir_.clear();
+    for (Block b : rpo_) {
+        vblock_of_[b.index()] = static_cast<uint32_t>(vb_ir_.size());
+        vb_ir_.push_back(b.index());
         auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
         for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg.value_lists);
-            if (!critical(dests.size(), s)) continue;
-            VBlock eb;
-            eb.edge_target = s.index();
-            auto args = bc.args(dfg.value_lists);
-            eb.edge_args.assign(args.begin(), args.end());
-            vblocks_.push_back(std::move(eb));
+            if (critical(dests.size(), bc.block(dfg.value_lists))) vb_ir_.push_back(kNone);
         }
     }
 
-    // Successor lists (now that every IR block has its VCode number).
-    dest_vblock_.assign(rpo_.size(), {});
-    for (uint32_t i = 0; i < rpo_.size(); ++i) {
-        Block b = rpo_[i];
-        uint32_t vb = vblock_of_[b];
-        uint32_t next_edge = vb + 1;
+    // Successor rows (now that every IR block has its VCode number), in
+    // VCode block order: an IR block's row, then one row per edge block.
+    succ_begin_.assign(1, 0);
+    succs_.clear();
+    arg_begin_.assign(1, 0);
+    args_.clear();
+    auto add_edge = [&](uint32_t to, std::span<const Value> args) {
+        succs_.push_back(to);
+        args_.insert(args_.end(), args.begin(), args.end());
+        arg_begin_.push_back(static_cast<uint32_t>(args_.size()));
+    };
+    for (Block b : rpo_) {
+        uint32_t next_edge = vblock_of_[b.index()] + 1;
         auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
         for (const BlockCall& bc : dests) {
             Block s = bc.block(dfg.value_lists);
-            if (critical(dests.size(), s)) {
-                uint32_t e = next_edge++;
-                vblocks_[e].succs = {vblock_of_[s]};
-                vblocks_[e].args = {vblocks_[e].edge_args};
-                vblocks_[vb].succs.push_back(e);
-                vblocks_[vb].args.push_back({});
-                dest_vblock_[i].push_back(e);
-                continue;
-            }
-            auto args = bc.args(dfg.value_lists);
-            vblocks_[vb].succs.push_back(vblock_of_[s]);
-            vblocks_[vb].args.push_back(std::vector<Value>(args.begin(), args.end()));
-            dest_vblock_[i].push_back(vblock_of_[s]);
+            if (critical(dests.size(), s)) add_edge(next_edge++, {});
+            else add_edge(vblock_of_[s.index()], bc.args(dfg.value_lists));
+        }
+        succ_begin_.push_back(static_cast<uint32_t>(succs_.size()));
+        for (const BlockCall& bc : dests) {
+            Block s = bc.block(dfg.value_lists);
+            if (!critical(dests.size(), s)) continue;
+            add_edge(vblock_of_[s.index()], bc.args(dfg.value_lists));
+            succ_begin_.push_back(static_cast<uint32_t>(succs_.size()));
         }
     }
     compute_layout(f);
@@ -107,18 +110,22 @@ constexpr uint32_t kLoopItem = 1u << 31;
 
 void BlockOrder::place_block(Block b) {
     // The IR block's VCode block, then the edge blocks that follow it.
-    uint32_t vb = vblock_of_[b];
+    uint32_t vb = vblock_of(b);
     layout_.push_back(vb);
-    for (++vb; vb < vblocks_.size() && vblocks_[vb].ir == kNone; ++vb) layout_.push_back(vb);
+    for (++vb; vb < vb_ir_.size() && vb_ir_[vb] == kNone; ++vb) layout_.push_back(vb);
 }
 
 void BlockOrder::compute_layout(const Function& f) {
     layout_.clear();
-    cfg_.compute(f);
-    domtree_.compute(f, cfg_);
-    reducible_ = !loops_.compute(f, cfg_, domtree_);
+    loops_.clear();
+    reducible_ = true;
+    if (has_cycle_) {
+        cfg_.compute(f);
+        domtree_.compute(f, cfg_);
+        reducible_ = !loops_.compute(f, cfg_, domtree_);
+    }
     if (!reducible_ || loops_.num_loops() == 0) {
-        for (uint32_t vb = 0; vb < vblocks_.size(); ++vb) layout_.push_back(vb);
+        for (uint32_t vb = 0; vb < num_vblocks(); ++vb) layout_.push_back(vb);
         return;
     }
     // Regions: loop l is region l, the root region num_loops.

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "codegen/analysis/cfg.h"
@@ -45,20 +46,16 @@
 
 namespace heron {
 
+/// Kept by the lowering context of each ISA and recomputed for every
+/// function: every table is a flat array (successors and branch arguments
+/// in compressed sparse rows), so the next compute() reuses the memory of
+/// the last and a function allocates nothing here once the arrays have
+/// grown. The CFG, dominator tree and loop analysis are computed only when
+/// the function has a retreating edge (a loop); an acyclic function has no
+/// loops and its layout is the VCode order.
 class BlockOrder {
 public:
     static constexpr uint32_t kNone = ~0u;
-
-    /// One VCode block: an IR block, or an edge block (ir == kNone) that
-    /// splits a critical edge and holds nothing but the jump along it.
-    struct VBlock {
-        uint32_t ir = kNone;                   // IR block, or kNone for an edge block
-        std::vector<uint32_t> succs;           // VCode blocks, in terminator target order
-        std::vector<std::vector<Value>> args;  // per successor: IR values passed
-        // Edge block only: the IR target and the arguments the edge passes.
-        uint32_t edge_target = kNone;
-        std::vector<Value> edge_args;
-    };
 
     /// Computes the order and the layout of `f`, which must have an entry
     /// block and terminators on every reachable block (a verified
@@ -66,40 +63,61 @@ public:
     void compute(const Function& f);
 
     /// Reachable IR blocks in reverse postorder.
-    const std::vector<Block>& rpo() const { return rpo_; }
-    /// VCode blocks in emission order.
-    const std::vector<VBlock>& vblocks() const { return vblocks_; }
-    uint32_t num_vblocks() const { return static_cast<uint32_t>(vblocks_.size()); }
+    std::span<const Block> rpo() const { return rpo_; }
+    uint32_t num_vblocks() const { return static_cast<uint32_t>(vb_ir_.size()); }
+    /// The IR block of VCode block `vb`, or kNone for an edge block (which
+    /// splits a critical edge and holds nothing but the jump along it).
+    uint32_t ir_block(uint32_t vb) const { return vb_ir_[vb]; }
+    /// The successors of VCode block `vb` (VCode blocks, in terminator
+    /// target order); an edge block has one. Successor edge k of `vb` is
+    /// edge number succ_begin(vb) + k.
+    std::span<const uint32_t> succs(uint32_t vb) const {
+        return {succs_.data() + succ_begin_[vb], succ_begin_[vb + 1] - succ_begin_[vb]};
+    }
+    uint32_t succ_begin(uint32_t vb) const { return succ_begin_[vb]; }
+    /// The IR values successor edge `e` passes (none on the edge into an
+    /// edge block: its own jump passes them).
+    std::span<const Value> edge_args(uint32_t e) const {
+        return {args_.data() + arg_begin_[e], arg_begin_[e + 1] - arg_begin_[e]};
+    }
     /// The VCode block of reachable IR block `b`.
-    uint32_t vblock_of(Block b) const { return vblock_of_[b]; }
+    uint32_t vblock_of(Block b) const { return vblock_of_[b.index()]; }
     /// For the terminator of reachable IR block `b`: the VCode block each
     /// destination (in terminator target order) jumps to — the target's own
     /// block, or the edge block that splits the edge.
-    const std::vector<uint32_t>& targets_of(Block b) const { return dest_vblock_[rpo_index_[b]]; }
+    std::span<const uint32_t> targets_of(Block b) const { return succs(vblock_of(b)); }
     /// VCode blocks in the order their code is placed (see the top of this
     /// file); starts with the entry block.
     const std::vector<uint32_t>& layout() const { return layout_; }
-    /// The loops of `f`; null when its control flow is irreducible (the
-    /// layout is then the VCode order).
+    /// The loops of `f` (none for an acyclic function); null when its
+    /// control flow is irreducible (the layout is then the VCode order).
     const LoopAnalysis* loops() const { return reducible_ ? &loops_ : nullptr; }
 
 private:
+    void compute_reverse_postorder(const Function& f);
     void compute_layout(const Function& f);
     void place_block(Block b);
 
     std::vector<Block> rpo_;
-    SecondaryMap<Block, uint32_t> rpo_index_;
-    SecondaryMap<Block, uint32_t> vblock_of_;
-    std::vector<VBlock> vblocks_;
-    std::vector<std::vector<uint32_t>> dest_vblock_;  // indexed by rpo position
+    std::vector<uint32_t> vblock_of_;  // by IR block index
+    std::vector<uint32_t> vb_ir_;      // by VCode block
+    std::vector<uint32_t> succ_begin_;  // by VCode block, one past the end
+    std::vector<uint32_t> succs_;
+    std::vector<uint32_t> arg_begin_;  // by successor edge, one past the end
+    std::vector<Value> args_;
+    bool has_cycle_ = false;  // some edge goes back to a block not after its source in rpo_
 
     ControlFlowGraph cfg_;
     DominatorTree domtree_;
     LoopAnalysis loops_;
     bool reducible_ = false;
     std::vector<uint32_t> layout_;
-    // compute_layout scratch: the items of each region (a loop, or the
-    // function outside all loops) in CSR form, and the walk's stack.
+    // compute() scratch: the depth-first search's marks, stack and
+    // postorder, per-block predecessor edge counts; compute_layout's items
+    // of each region (a loop, or the function outside all loops) in CSR
+    // form and its walk's stack.
+    std::vector<uint32_t> mark_;
+    std::vector<std::pair<Block, uint32_t>> dfs_;
     struct Walk {
         uint32_t region;
         uint32_t next;  // position of the next item to place

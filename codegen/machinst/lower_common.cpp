@@ -31,7 +31,7 @@ bool is_pure_for_lowering(const InstructionData& d) {
 }
 
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
-                     ra::Function& r, std::vector<uint32_t>& block_ir) {
+                     ra::Function& r, std::vector<uint32_t>& block_ir, std::vector<uint32_t>& scratch) {
     const DataFlowGraph& dfg = f.dfg;
     auto vreg_of = [&](Value v) {
         v = dfg.resolve_aliases(v);
@@ -48,33 +48,35 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
     r.succs_begin.push_back(0);
     r.params_begin.push_back(0);
     r.branch_args_begin.push_back(0);
-    const auto& vblocks = order.vblocks();
-    for (uint32_t vb = 0; vb < vblocks.size(); ++vb) {
-        const BlockOrder::VBlock& blk = vblocks[vb];
+    const uint32_t nb = order.num_vblocks();
+    for (uint32_t vb = 0; vb < nb; ++vb) {
+        const uint32_t ir = order.ir_block(vb);
         r.block_insts_begin.push_back(r.block_insts_begin.back() + block_sizes[vb]);
-        for (uint32_t k = 0; k < blk.succs.size(); ++k) {
-            r.succs.push_back(blk.succs[k]);
-            for (Value a : blk.args[k]) r.branch_args.push_back(vreg_of(a));
+        const uint32_t e0 = order.succ_begin(vb);
+        auto succs = order.succs(vb);
+        for (uint32_t k = 0; k < succs.size(); ++k) {
+            r.succs.push_back(succs[k]);
+            for (Value a : order.edge_args(e0 + k)) r.branch_args.push_back(vreg_of(a));
             r.branch_args_begin.push_back(static_cast<uint32_t>(r.branch_args.size()));
         }
         r.succs_begin.push_back(static_cast<uint32_t>(r.succs.size()));
-        if (blk.ir != BlockOrder::kNone && Block(blk.ir) != entry) {
-            for (Value p : dfg.block_params(Block(blk.ir))) r.params.push_back(vreg_of(p));
+        if (ir != BlockOrder::kNone && Block(ir) != entry) {
+            for (Value p : dfg.block_params(Block(ir))) r.params.push_back(vreg_of(p));
         }
         r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
         uint32_t depth = 0;
-        if (reducible && blk.ir != BlockOrder::kNone) depth = source_depth = loops->depth(Block(blk.ir));
-        if (reducible && blk.ir == BlockOrder::kNone) depth = std::min(source_depth, loops->depth(Block(blk.edge_target)));
+        if (reducible && ir != BlockOrder::kNone) depth = source_depth = loops->depth(Block(ir));
+        if (reducible && ir == BlockOrder::kNone) depth = std::min(source_depth, loops->depth(Block(order.ir_block(succs[0]))));
         r.loop_depth.push_back(depth);
-        block_ir.push_back(blk.ir);
+        block_ir.push_back(ir);
     }
     // Predecessors, in CSR form by counting (each list in increasing order).
-    uint32_t nb = static_cast<uint32_t>(vblocks.size());
     r.preds_begin.assign(nb + 1, 0);
     for (uint32_t s : r.succs) ++r.preds_begin[s + 1];
     for (uint32_t b = 0; b < nb; ++b) r.preds_begin[b + 1] += r.preds_begin[b];
     r.preds.resize(r.succs.size());
-    std::vector<uint32_t> fill(r.preds_begin.begin(), r.preds_begin.end() - 1);
+    std::vector<uint32_t>& fill = scratch;
+    fill.assign(r.preds_begin.begin(), r.preds_begin.end() - 1);
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) r.preds[fill[r.succs[e]]++] = b;
     }

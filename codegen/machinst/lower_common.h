@@ -88,8 +88,23 @@ bool is_pure_for_lowering(const InstructionData& d);
 /// `block_sizes`, successors, branch arguments, block parameters,
 /// predecessors, loop depths) and `block_ir`, from `order`. Loop depths
 /// weight spill costs (0 throughout an irreducible function).
+/// `scratch` is working memory (kept by the caller for the next function).
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
-                     ra::Function& r, std::vector<uint32_t>& block_ir);
+                     ra::Function& r, std::vector<uint32_t>& block_ir, std::vector<uint32_t>& scratch);
+
+/// What lowering keeps from one function to the next (each ISA's TargetIsa
+/// holds one): the block order with its analyses and the per-function
+/// tables. Every compile clears them and reuses their memory, so once they
+/// have grown, lowering a function allocates nothing here.
+struct LowerContext {
+    BlockOrder order;
+    std::vector<uint32_t> op_counts;    // operands per instruction, parallel to VCode::insts
+    std::vector<uint32_t> block_sizes;  // instructions per VCode block
+    std::vector<uint32_t> scratch;
+    SecondaryMap<Value, uint8_t> needed;         // the value's definition must be emitted
+    SecondaryMap<Value, uint32_t> value_counts;  // for the ISA (AArch64: uses per value)
+    SecondaryMap<Inst, uint8_t> inst_marks;      // for the ISA (x86-64: loads folded into their user)
+};
 
 /// The ISA-neutral half of a Lowerer. `VCode` derives from VCodeBase.
 template <class VCode>
@@ -99,7 +114,9 @@ protected:
     using OpT = decltype(MInstT::op);
     static constexpr uint32_t kNone = ~0u;
 
-    LowerBase(const Function& f, VCode& out) : f_(f), dfg_(f.dfg), out_(out) {}
+    LowerBase(const Function& f, VCode& out, LowerContext& ctx)
+        : f_(f), dfg_(f.dfg), out_(out), ctx_(ctx), order_(ctx.order), op_counts_(ctx.op_counts),
+          block_sizes_(ctx.block_sizes), needed_(ctx.needed) {}
 
     // --- value/vreg plumbing ------------------------------------------------
     // Values take the vreg of their own number, temporaries the numbers
@@ -218,7 +235,10 @@ protected:
     void begin_function() {
         out_.clear();
         order_.compute(f_);
+        op_counts_.clear();
+        block_sizes_.clear();
         next_vreg_ = dfg_.num_values();
+        needed_.clear();
         needed_.resize(dfg_.num_values());
     }
 
@@ -230,18 +250,17 @@ protected:
     template <class LowerInst, class LowerArgs, class Skip>
     std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
         Block entry = *f_.layout.entry_block();
-        const auto& vblocks = order_.vblocks();
         for (uint32_t vb = order_.num_vblocks(); vb-- > 0;) {
-            const BlockOrder::VBlock& blk = vblocks[vb];
+            const uint32_t ir = order_.ir_block(vb);
             size_t block_start = out_.insts.size();
-            if (blk.ir == kNone) {
+            if (ir == kNone) {
                 // Edge block: a jump passing the edge's arguments.
-                for (Value a : blk.edge_args) use(a);
+                for (Value a : order_.edge_args(order_.succ_begin(vb))) use(a);
                 GroupMark g = begin_group(kNone);
-                emit(jmp, {}).aux = blk.succs[0];
+                emit(jmp, {}).aux = order_.succs(vb)[0];
                 end_group(g);
             } else {
-                Block b(blk.ir);
+                Block b(ir);
                 for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
                     if (skip(*i) || unused(*i)) continue;
                     GroupMark g = begin_group(i->index());
@@ -286,7 +305,7 @@ protected:
 
     /// The allocator's block arrays (see build_ra_blocks) and the vreg count.
     void finish_blocks() {
-        build_ra_blocks(f_, order_, block_sizes_, out_.ra, out_.block_ir);
+        build_ra_blocks(f_, order_, block_sizes_, out_.ra, out_.block_ir, ctx_.scratch);
         out_.layout = order_.layout();
         out_.ra.num_vregs = next_vreg_;
     }
@@ -294,13 +313,14 @@ protected:
     const Function& f_;
     const DataFlowGraph& dfg_;
     VCode& out_;
-    BlockOrder order_;
+    LowerContext& ctx_;
+    BlockOrder& order_;
 
-    std::vector<uint32_t> op_counts_;    // operands per instruction, parallel to out_.insts
-    std::vector<uint32_t> block_sizes_;  // instructions per VCode block (reversed until finish_insts)
+    std::vector<uint32_t>& op_counts_;    // operands per instruction, parallel to out_.insts
+    std::vector<uint32_t>& block_sizes_;  // instructions per VCode block (reversed until finish_insts)
     uint32_t cur_inst_ = kNone;
 
-    SecondaryMap<Value, uint8_t> needed_;
+    SecondaryMap<Value, uint8_t>& needed_;
     uint32_t next_vreg_ = 0;
 
 private:

@@ -15,7 +15,7 @@ public:
 
     std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) override {
         vcode_.clear();
-        std::string err = aarch64::lower_function(func, vcode_);
+        std::string err = aarch64::lower_function(func, vcode_, lower_ctx_);
         if (!err.empty()) return err;
         alloc_.clear();
         err = ra::allocate(vcode_.ra, aarch64::machine_env(), alloc_, ractx_);
@@ -29,6 +29,7 @@ public:
 
 private:
     aarch64::VCode vcode_;
+    LowerContext lower_ctx_;
     ra::Output alloc_;
     ra::Context ractx_;
 };

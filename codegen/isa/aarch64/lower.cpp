@@ -153,7 +153,7 @@ constexpr MemFlagBits kMemBits{mflags::kSigned, mflags::kFloat, mflags::kBig, mf
 
 class Lowerer : public LowerBase<VCode> {
 public:
-    Lowerer(const Function& f, VCode& out) : LowerBase(f, out) {}
+    Lowerer(const Function& f, VCode& out, LowerContext& ctx) : LowerBase(f, out, ctx), use_count_(ctx.value_counts) {}
 
     std::string run();
 
@@ -340,7 +340,7 @@ private:
     /// tst for "v != 0" when v is a band; the condition is NE. False if not.
     bool lower_tst(Value v);
 
-    SecondaryMap<Value, uint32_t> use_count_;
+    SecondaryMap<Value, uint32_t>& use_count_;
     VReg ret_area_;
 };
 
@@ -441,6 +441,8 @@ std::string Lowerer::run() {
         return "unsupported on aarch64: tail-convention function with " + std::to_string(out_.incoming_args_popped) +
                " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
     }
+    use_count_.clear();
+    use_count_.resize(dfg_.num_values());
     for (Block b : order_.rpo()) {
         for (auto i = f_.layout.first_inst(b); i; i = f_.layout.next_inst(*i)) {
             dfg_.for_each_inst_value(*i, [&](Value a) { ++use_count_[dfg_.resolve_aliases(a)]; });
@@ -1481,7 +1483,7 @@ bool Lowerer::lower_test_branch(Value c, uint32_t then_block, uint32_t else_bloc
 }
 
 void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
-    const std::vector<uint32_t>& targets = order_.targets_of(*f_.layout.inst_block(inst));
+    std::span<const uint32_t> targets = order_.targets_of(*f_.layout.inst_block(inst));
     for (const BlockCall& bc : dfg_.branch_destinations(inst)) {
         for (Value a : bc.args(dfg_.value_lists)) use(a);
     }
@@ -1564,9 +1566,14 @@ const ra::MachineEnv& machine_env() {
     return env;
 }
 
-std::string lower_function(const Function& func, VCode& out) {
-    Lowerer l(func, out);
+std::string lower_function(const Function& func, VCode& out, LowerContext& ctx) {
+    Lowerer l(func, out, ctx);
     return l.run();
+}
+
+std::string lower_function(const Function& func, VCode& out) {
+    LowerContext ctx;
+    return lower_function(func, out, ctx);
 }
 
 }  // namespace heron::aarch64

@@ -19,7 +19,10 @@ namespace heron::aarch64 {
 struct VCode : VCodeBase<MInst> {};
 
 /// Lowers `func` (which must verify). Returns an empty string on success,
-/// else "unsupported on aarch64: <what> in blockN".
+/// else "unsupported on aarch64: <what> in blockN". `ctx` is kept between
+/// functions (its memory is reused); the overload without it uses a fresh
+/// one.
+std::string lower_function(const Function& func, VCode& out, LowerContext& ctx);
 std::string lower_function(const Function& func, VCode& out);
 
 /// The allocator's register environment for AAPCS64.

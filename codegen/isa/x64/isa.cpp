@@ -17,7 +17,7 @@ public:
 
     std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) override {
         vcode_.clear();
-        std::string err = x64::lower_function(func, settings_, vcode_);
+        std::string err = x64::lower_function(func, settings_, vcode_, lower_ctx_);
         if (!err.empty()) return err;
         alloc_.clear();
         err = ra::allocate(vcode_.ra, x64::machine_env(), alloc_, ractx_);
@@ -32,6 +32,7 @@ public:
 private:
     x64::Settings settings_;
     x64::VCode vcode_;
+    LowerContext lower_ctx_;
     ra::Output alloc_;
     ra::Context ractx_;
 };

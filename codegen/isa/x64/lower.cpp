@@ -122,7 +122,8 @@ constexpr MemFlagBits kMemBits{mflags::kSigned, mflags::kFloat, mflags::kBig, mf
 
 class Lowerer : public LowerBase<VCode> {
 public:
-    Lowerer(const Function& f, const Settings& s, VCode& out) : LowerBase(f, out), settings_(s) {}
+    Lowerer(const Function& f, const Settings& s, VCode& out, LowerContext& ctx)
+        : LowerBase(f, out, ctx), settings_(s), folded_(ctx.inst_marks) {}
 
     std::string run();
 
@@ -276,7 +277,7 @@ private:
     }
 
     const Settings& settings_;
-    SecondaryMap<Inst, uint8_t> folded_;  // loads lowered as a memory operand of their user
+    SecondaryMap<Inst, uint8_t>& folded_;  // loads lowered as a memory operand of their user
 
     VReg ret_area_;  // hidden return-area pointer, if any
 };
@@ -392,6 +393,7 @@ std::string Lowerer::run() {
         return "tail-convention function with " + std::to_string(out_.incoming_args_popped) +
                " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
     }
+    folded_.clear();
     folded_.resize(dfg_.num_insts());
     // Returns read the hidden return-area pointer, which the entry block
     // (lowered last) defines: name its vreg first.
@@ -1176,7 +1178,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
 }
 
 void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
-    const std::vector<uint32_t>& targets = order_.targets_of(*f_.layout.inst_block(inst));
+    std::span<const uint32_t> targets = order_.targets_of(*f_.layout.inst_block(inst));
     // Branch arguments are uses at the edge.
     for (const BlockCall& bc : dfg_.branch_destinations(inst)) {
         for (Value a : bc.args(dfg_.value_lists)) use(a);
@@ -1254,9 +1256,14 @@ const ra::MachineEnv& machine_env() {
     return env;
 }
 
-std::string lower_function(const Function& func, const Settings& settings, VCode& out) {
-    Lowerer l(func, settings, out);
+std::string lower_function(const Function& func, const Settings& settings, VCode& out, LowerContext& ctx) {
+    Lowerer l(func, settings, out, ctx);
     return l.run();
+}
+
+std::string lower_function(const Function& func, const Settings& settings, VCode& out) {
+    LowerContext ctx;
+    return lower_function(func, settings, out, ctx);
 }
 
 }  // namespace heron::x64

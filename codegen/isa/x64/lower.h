@@ -23,7 +23,10 @@ struct VCode : VCodeBase<MInst> {
 };
 
 /// Lowers `func` (which must verify). Returns an empty string on success,
-/// else a message naming what this backend cannot compile yet.
+/// else a message naming what this backend cannot compile yet. `ctx` is
+/// kept between functions (its memory is reused); the overload without it
+/// uses a fresh one.
+std::string lower_function(const Function& func, const Settings& settings, VCode& out, LowerContext& ctx);
 std::string lower_function(const Function& func, const Settings& settings, VCode& out);
 
 /// The allocator's register environment for x86-64 System V.
