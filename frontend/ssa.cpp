@@ -18,6 +18,11 @@ constexpr uint32_t kNone = ~uint32_t{0};
 // lookup that finds it came around a cycle and makes the block parameter
 // then. Blocks on no cycle never get one unless their predecessors differ.
 constexpr Value kMark(~uint32_t{0} - 1);
+// quick_lookup gives up after this many blocks (the machine then records
+// the value along the way, so the next lookups are short again).
+constexpr uint32_t kQuickSteps = 256;
+// ... or after this many merges that need a parameter.
+constexpr uint32_t kQuickMerges = 8;
 }  // namespace
 
 // --- DefTable ----------------------------------------------------------------
@@ -101,6 +106,8 @@ void SSABuilder::clear() {
     undef_pool_.clear();
     defs_.clear();
     last_def_.clear();
+    recent_.clear();
+    clock_ = 1;
     param_var_.clear();
     calls_.clear();
     results_.clear();
@@ -119,9 +126,26 @@ void SSABuilder::declare_block_predecessor(Block dest, Block pred, Inst branch) 
     BlockData& d = blocks_[dest];
     d.pred_blocks.push(pred, pred_block_pool_);
     d.pred_insts.push(branch, pred_inst_pool_);
+    if (d.seen == 0) d.seen = clock_;
+    see(pred);
 }
 
 void SSABuilder::def_var(Variable var, Value value, Block block) {
+    see(block);
+    Recent& r = recent_[var];
+    r.block = block;
+    r.value = value;
+    r.def_time = clock_;
+    if (clock_ != ~uint32_t{0}) ++clock_;  // saturated: every block counts as seen before
+    record(var, value, block);
+}
+
+void SSABuilder::see(Block block) {
+    BlockData& d = blocks_[block];
+    if (d.seen == 0) d.seen = clock_;
+}
+
+void SSABuilder::record(Variable var, Value value, Block block) {
     // The newest definition of each variable lives in last_def_ only; the
     // table gets it when a definition in another block replaces it. So a
     // block redefining a variable again and again costs no hashing.
@@ -169,10 +193,291 @@ uint32_t SSABuilder::next_walk_mark() {
 SSABuilder::UseVarResult SSABuilder::use_var(Function& func, Variable var, Type ty, Block block) {
     // The common case first: a definition in this very block.
     if (auto v = find_def(func, var, block)) return {*v, 0};
+    see(block);
+    Value v;
     size_t before = side_effects_.undefined_reads.size();
-    calls_.push_back(Call{Call::Kind::UseVar, block, Value()});
-    Value v = run(func, var, ty);
+    Block above = block;
+    if (quick_lookup(func, var, ty, block, v, above)) {
+        // `block` defines nothing and its value comes from `above`: later
+        // lookups from elsewhere are more likely to pass there.
+        record(var, v, block);
+    } else {
+        calls_.push_back(Call{Call::Kind::UseVar, block, Value()});
+        v = run(func, var, ty);
+        above = block;
+    }
+    Recent& r = recent_[var];
+    r.block = above;
+    r.value = v;
     return {v, static_cast<uint32_t>(side_effects_.undefined_reads.size() - before)};
+}
+
+// The shape of a sealed block (see Shape), worked out once it cannot change.
+SSABuilder::Shape SSABuilder::shape_of(Block block) {
+    BlockData& d = blocks_[block];
+    if (d.shape != Shape::Unknown) return d.shape;
+    const uint32_t n = d.pred_blocks.size(pred_block_pool_);
+    if (n <= 1) {
+        d.shape = n == 0 ? Shape::None : Shape::Single;
+        if (n == 1) d.source = d.pred_blocks.get(0, pred_block_pool_);
+        return d.shape;
+    }
+    // The source is the first predecessor or its only predecessor; every
+    // other predecessor must be it or a sealed block coming only from it.
+    auto only_pred = [&](Block p) -> PackedOption<Block> {
+        const BlockData& pd = std::as_const(blocks_)[p];
+        if (!pd.sealed || pd.pred_blocks.size(pred_block_pool_) != 1) return std::nullopt;
+        return pd.pred_blocks.get(0, pred_block_pool_);
+    };
+    auto fits = [&](Block c) {
+        uint32_t inner_seen = ~uint32_t{0};
+        for (uint32_t i = 0; i < n; ++i) {
+            Block p = d.pred_blocks.get(i, pred_block_pool_);
+            if (p == c) continue;
+            if (only_pred(p) != PackedOption<Block>(c)) return false;
+            inner_seen = std::min(inner_seen, std::as_const(blocks_)[p].seen);
+        }
+        d.inner_seen = inner_seen;
+        return true;
+    };
+    const Block first = d.pred_blocks.get(0, pred_block_pool_);
+    if (fits(first)) {
+        d.source = first;
+    } else if (PackedOption<Block> up = only_pred(first); up && fits(*up)) {
+        d.source = up;
+    } else {
+        // A predecessor not sealed yet may still become an arm.
+        bool all_sealed = true;
+        for (uint32_t i = 0; i < n; ++i) all_sealed &= std::as_const(blocks_)[d.pred_blocks.get(i, pred_block_pool_)].sealed;
+        if (!all_sealed) return Shape::None;
+        uint32_t body_seen = 0;
+        if (!find_loop_body(block, body_seen)) {
+            blocks_[block].shape = Shape::None;
+            return Shape::None;
+        }
+        BlockData& h = blocks_[block];
+        h.source = h.pred_blocks.get(0, pred_block_pool_);
+        h.inner_seen = body_seen;
+        h.shape = Shape::Loop;
+        return Shape::Loop;
+    }
+    d.shape = Shape::Merge;
+    return Shape::Merge;
+}
+
+// Is sealed `header` a loop header whose first predecessor enters it from
+// outside? The body is every block that reaches one of the other
+// predecessors without passing the header; it qualifies if every block in
+// it is sealed, has predecessors, and is not the first predecessor (so the
+// header is the body's only way in), and it is not too large to search
+// (then no answer: the lookup takes the general way). `min_seen` gets the
+// smallest `seen` in the body.
+bool SSABuilder::find_loop_body(Block header, uint32_t& min_seen) {
+    constexpr uint32_t kMaxBody = 4096;
+    const uint32_t mark = next_walk_mark();
+    const BlockData& h = std::as_const(blocks_)[header];
+    const Block entry = h.pred_blocks.get(0, pred_block_pool_);
+    const uint32_t n = h.pred_blocks.size(pred_block_pool_);
+    chain_.clear();
+    walk_mark_[header] = mark;
+    min_seen = ~uint32_t{0};
+    auto visit = [&](Block b) {
+        if (walk_mark_[b] == mark) return true;
+        const BlockData& d = std::as_const(blocks_)[b];
+        if (b == entry || !d.sealed || d.pred_blocks.empty() || chain_.size() >= kMaxBody) return false;
+        walk_mark_[b] = mark;
+        min_seen = std::min(min_seen, d.seen);
+        chain_.push_back(b);
+        return true;
+    };
+    for (uint32_t i = 1; i < n; ++i) {
+        if (!visit(h.pred_blocks.get(i, pred_block_pool_))) return false;
+    }
+    for (size_t k = 0; k < chain_.size(); ++k) {
+        const BlockData& d = std::as_const(blocks_)[chain_[k]];
+        const uint32_t m = d.pred_blocks.size(pred_block_pool_);
+        for (uint32_t i = 0; i < m; ++i) {
+            if (!visit(d.pred_blocks.get(i, pred_block_pool_))) return false;
+        }
+    }
+    // Every body block must also be reachable from the header (a cycle of
+    // dead blocks feeding the body would bring in other values). The
+    // search above found the blocks latest first; a few passes in reverse
+    // settle a structured body, anything else gets no answer.
+    const uint32_t reached = next_walk_mark();
+    if (reached < mark) return false;  // the marks wrapped around
+    walk_mark_[header] = reached;
+    size_t left = chain_.size();
+    for (int pass = 0; pass < 4 && left != 0; ++pass) {
+        for (size_t k = chain_.size(); k-- > 0;) {
+            const Block b = chain_[k];
+            if (walk_mark_[b] == reached) continue;
+            const BlockData& d = std::as_const(blocks_)[b];
+            const uint32_t m = d.pred_blocks.size(pred_block_pool_);
+            for (uint32_t i = 0; i < m; ++i) {
+                if (walk_mark_[d.pred_blocks.get(i, pred_block_pool_)] == reached) {
+                    walk_mark_[b] = reached;
+                    --left;
+                    break;
+                }
+            }
+        }
+    }
+    return left == 0;
+}
+
+// The value of `var` at the end of sealed `block` without the state
+// machine, when the chain of Single and Merge blocks above it reaches the
+// variable's last use or definition (recent_) with nothing defining the
+// variable on the way. A block first heard of after the variable's last
+// definition cannot define it, so most blocks need no table probe; an
+// older one is probed. An arm may hold the value being looked for (a use
+// there walked up to the source). Changes nothing; false: use the machine.
+bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block, Value& out, Block& above) {
+    const Recent& r = std::as_const(recent_)[var];
+    if (!r.block) return false;
+    const uint32_t t = r.def_time;
+    const Block target = *r.block;
+    // Merges on the way whose arms hold values of their own (lowest first):
+    // each gets a parameter unless its incoming values agree.
+    Block pending[kQuickMerges];
+    uint32_t num_pending = 0;
+    Block b = block;
+    Value found;
+    for (uint32_t steps = 0;; ++steps) {
+        if (steps == kQuickSteps) return false;  // a long way (or a cycle of dead blocks)
+        const BlockData* d = &std::as_const(blocks_)[b];
+        if (!d->sealed) {
+            // Nothing defines the variable on the way: a parameter here, as
+            // the machine would make (its arguments come at seal_block).
+            if (steps > 0 && d->seen > t) {
+                if (PackedOption<Value> w = raw_def(var, b)) {
+                    if (*w == kMark) return false;
+                    found = resolve(func.dfg, *w);
+                    break;
+                }
+            }
+            found = make_unsealed_param(func, var, ty, b);
+            break;
+        }
+        Shape shape = d->shape;
+        if (shape == Shape::Unknown) {
+            shape = shape_of(b);
+            d = &std::as_const(blocks_)[b];
+        }
+        if (shape == Shape::None) return false;
+        const Block next = *d->source;
+        if (d->inner_seen <= t && shape != Shape::Single) {
+            if (shape == Shape::Loop) return false;
+            const uint32_t n = d->pred_blocks.size(pred_block_pool_);
+            bool arm_holds_value = false;
+            for (uint32_t i = 0; i < n && !arm_holds_value; ++i) {
+                Block p = d->pred_blocks.get(i, pred_block_pool_);
+                if (p == next || std::as_const(blocks_)[p].seen > t) continue;
+                PackedOption<Value> a = raw_def(var, p);
+                if (!a) continue;
+                if (*a == kMark) return false;
+                arm_holds_value = true;
+            }
+            if (arm_holds_value) {
+                // A merge made earlier may have its parameter already
+                // (a block heard of late is not probed on arrival).
+                if (steps > 0 && d->seen > t) {
+                    if (PackedOption<Value> w = raw_def(var, b)) {
+                        if (*w == kMark) return false;
+                        found = resolve(func.dfg, *w);
+                        break;
+                    }
+                }
+                if (num_pending == kQuickMerges) return false;
+                pending[num_pending++] = b;
+                // If every incoming edge brings a value of its own, the
+                // source's value is not needed (the machine would not look
+                // it up either, nor make parameters above for it).
+                bool needs_source = false;
+                for (uint32_t i = 0; i < n && !needs_source; ++i) {
+                    Block p = d->pred_blocks.get(i, pred_block_pool_);
+                    needs_source = p == next || !raw_def(var, p);
+                }
+                if (!needs_source) break;
+            }
+        }
+        if (steps == 0) above = next;
+        b = next;
+        if (b == target) {
+            found = resolve(func.dfg, r.value);
+            break;
+        }
+        if (std::as_const(blocks_)[b].seen <= t) {
+            if (PackedOption<Value> w = raw_def(var, b)) {
+                if (*w == kMark) return false;
+                found = resolve(func.dfg, *w);
+                break;
+            }
+        }
+    }
+    // The pending merges, top down: `found` is the value at the end of the
+    // merge's source.
+    for (uint32_t k = num_pending; k-- > 0;) {
+        const Block m = pending[k];
+        const BlockData& d = std::as_const(blocks_)[m];
+        const uint32_t n = d.pred_blocks.size(pred_block_pool_);
+        quick_args_.clear();
+        bool differ = false;
+        for (uint32_t i = 0; i < n; ++i) {
+            Block p = d.pred_blocks.get(i, pred_block_pool_);
+            Value a = found;
+            if (p != *d.source) {
+                if (PackedOption<Value> w = raw_def(var, p)) a = resolve(func.dfg, *w);
+            }
+            HERON_ASSERT(a.is_valid() && "the source's value is needed when an edge brings none");
+            differ |= !quick_args_.empty() && a != quick_args_[0];
+            quick_args_.push_back(a);
+        }
+        if (!differ) {
+            found = quick_args_[0];
+        } else {
+            found = func.dfg.append_block_param(m, ty);
+            param_var_[found] = var;
+            append_branch_args(func, m, quick_args_);
+        }
+        record(var, found, m);
+    }
+    if (num_pending != 0 && pending[0] == block) above = block;
+    out = found;
+    return true;
+}
+
+// Pushes the value of `var` at the end of every predecessor of `block` on
+// the result stack, if quick_lookup finds them all (else pushes nothing:
+// the machine looks them up, finding what these lookups recorded).
+bool SSABuilder::quick_incoming(Function& func, Variable var, Type ty, Block block) {
+    const size_t base = results_.size();
+    const uint32_t n = num_predecessors(block);
+    for (uint32_t i = 0; i < n; ++i) {
+        const Block p = predecessor_block(block, i);
+        Value v;
+        Block above;
+        if (PackedOption<Value> d = find_def(func, var, p)) {
+            v = *d;
+        } else if (quick_lookup(func, var, ty, p, v, above)) {
+            record(var, v, p);
+        } else {
+            results_.resize(base);
+            return false;
+        }
+        results_.push_back(v);
+    }
+    return true;
+}
+
+// A parameter of unsealed `block` for `var`; its arguments come at seal_block.
+Value SSABuilder::make_unsealed_param(Function& func, Variable var, Type ty, Block block) {
+    Value param = func.dfg.append_block_param(block, ty);
+    param_var_[param] = var;
+    blocks_[block].undef.push(param, undef_pool_);
+    record(var, param, block);
+    return param;
 }
 
 Value SSABuilder::run(Function& func, Variable var, Type ty) {
@@ -184,7 +489,7 @@ Value SSABuilder::run(Function& func, Variable var, Type ty) {
             use_var_step(func, var, ty, call.block);
             break;
         case Call::Kind::AssignDef:
-            def_var(var, results_.back(), call.block);
+            record(var, results_.back(), call.block);
             break;
         case Call::Kind::FinishLookup:
             finish_lookup(func, var, ty, call.sentinel, call.block);
@@ -216,7 +521,7 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
                 // parameter breaks it.
                 found = func.dfg.append_block_param(b, ty);
                 param_var_[found] = var;
-                def_var(var, found, b);
+                record(var, found, b);
             }
             break;
         }
@@ -240,29 +545,26 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
         if (!d.sealed) {
             // Not all predecessors are known: a parameter now, its
             // arguments at seal_block.
-            found = func.dfg.append_block_param(b, ty);
-            param_var_[found] = var;
-            blocks_[b].undef.push(found, undef_pool_);
-            def_var(var, found, b);
+            found = make_unsealed_param(func, var, ty, b);
         } else if (d.pred_blocks.empty()) {
             // The entry block, or a block nothing jumps to: no definition
             // reaches.
             found = make_zero(func, var, ty, b);
-            def_var(var, found, b);
+            record(var, found, b);
         } else {
             // Several predecessors (or a cycle of single ones): look them
             // all up, with the block marked so that a lookup coming back
             // around a cycle makes the parameter (and stops there). The
             // blocks walked get the result when it is known.
             for (Block c : chain_) calls_.push_back(Call{Call::Kind::AssignDef, c, Value()});
-            def_var(var, kMark, b);
+            record(var, kMark, b);
             begin_lookup(func, var, ty, b, Value());
             return;
         }
     }
     // Known now: record it in every block walked, the first block last (so
     // it is the one the per-variable cache holds).
-    for (size_t i = chain_.size(); i-- > 0;) def_var(var, found, chain_[i]);
+    for (size_t i = chain_.size(); i-- > 0;) record(var, found, chain_[i]);
     results_.push_back(found);
 }
 
@@ -351,7 +653,7 @@ void SSABuilder::finish_lookup(Function& func, Variable var, Type ty, Value sent
 void SSABuilder::settle_def(Variable var, Block block, Value param, Value value) {
     PackedOption<Value> cur = raw_def(var, block);
     if (cur == PackedOption<Value>(kMark) || (param.is_valid() && cur == PackedOption<Value>(param))) {
-        def_var(var, value, block);
+        record(var, value, block);
     }
 }
 
@@ -392,6 +694,7 @@ Value SSABuilder::make_zero(Function& func, Variable var, Type ty, Block block) 
 
 uint32_t SSABuilder::seal_block(Block block, Function& func) {
     if (std::as_const(blocks_)[block].sealed) return 0;
+    see(block);
     size_t before = side_effects_.undefined_reads.size();
     // Lookups below never add to this block's list: each is for a variable
     // that already has its parameter (and definition) here.
@@ -399,8 +702,14 @@ uint32_t SSABuilder::seal_block(Block block, Function& func) {
     for (uint32_t i = 0; i < n; ++i) {
         Value param = blocks_[block].undef.get(i, undef_pool_);
         Variable var = param_var_[param];
-        begin_lookup(func, var, func.dfg.value_type(param), block, param);
-        run(func, var, func.dfg.value_type(param));
+        Type ty = func.dfg.value_type(param);
+        if (quick_incoming(func, var, ty, block)) {
+            finish_lookup(func, var, ty, param, block);
+            results_.pop_back();
+            continue;
+        }
+        begin_lookup(func, var, ty, block, param);
+        run(func, var, ty);
     }
     blocks_[block].undef.clear(undef_pool_);
     blocks_[block].sealed = true;

@@ -181,11 +181,31 @@ public:
     uint32_t remove_redundant_params(Function& func);
 
 private:
+    // How a sealed block's values come from above, independent of the
+    // variable (quick_lookup's chain): Unknown until worked out (and while
+    // it could still change: a predecessor not sealed yet), None, Single
+    // (one predecessor, `source`), Merge (every predecessor is `source` or
+    // an arm: a sealed block whose only predecessor is `source`), or Loop
+    // (the first predecessor is `source`, every path into the others comes
+    // from this block: a loop header whose body does not define the
+    // variable has the value it has at the end of `source`).
+    enum class Shape : uint8_t { Unknown, None, Single, Merge, Loop };
     struct BlockData {
         EntityList<Block> pred_blocks;
         EntityList<Inst> pred_insts;
         EntityList<Value> undef;  // parameters made while unsealed, in order
         bool sealed = false;
+        Shape shape = Shape::Unknown;
+        PackedOption<Block> source;
+        uint32_t seen = 0;       // clock_ when the builder first heard of the block
+        uint32_t inner_seen = 0;  // Merge: the smallest `seen` of its arms; Loop: of its body
+    };
+    // Per variable: its value at the end of `block` (the last block that
+    // defined or used it), and the clock at its last definition.
+    struct Recent {
+        PackedOption<Block> block;
+        Value value;
+        uint32_t def_time = 0;
     };
     struct Call {
         enum class Kind : uint8_t {
@@ -202,6 +222,13 @@ private:
         PackedOption<Value> value;
     };
 
+    void record(Variable var, Value value, Block block);
+    void see(Block block);
+    bool quick_lookup(Function& func, Variable var, Type ty, Block block, Value& out, Block& above);
+    bool quick_incoming(Function& func, Variable var, Type ty, Block block);
+    Value make_unsealed_param(Function& func, Variable var, Type ty, Block block);
+    Shape shape_of(Block block);
+    bool find_loop_body(Block header, uint32_t& min_seen);
     PackedOption<Value> raw_def(Variable var, Block block) const;
     PackedOption<Value> find_def(Function& func, Variable var, Block block);
     Value resolve(DataFlowGraph& dfg, Value v);
@@ -231,11 +258,14 @@ private:
 
     DefTable defs_;
     DenseTable<Variable, LastDef> last_def_;
+    DenseTable<Variable, Recent> recent_;
+    uint32_t clock_ = 1;  // counts definitions; blocks are stamped with it
     DenseTable<Value, Variable> param_var_;  // SSA parameter -> its variable
 
     std::vector<Call> calls_;
     std::vector<Value> results_;
-    std::vector<Block> chain_;  // use_var_step's walk
+    std::vector<Block> chain_;  // use_var_step's walk; find_loop_body's work list
+    std::vector<Value> quick_args_;  // quick_lookup: a merge's incoming values
     DenseTable<Block, uint32_t> walk_mark_;
     uint32_t walk_gen_ = 0;
 
