@@ -218,6 +218,14 @@ private:
     void check_endianness(Inst inst);
     void check_trap_code(Inst inst);
 
+    // --- dominance (the dominator tree, or the single block) -------------------------------
+    bool reachable(Block b) const { return single_block_ ? b == *entry_ : domtree_.is_reachable(b); }
+    uint32_t dom_preorder(Block b) const { return single_block_ ? 0 : domtree_.dom_preorder(b); }
+    uint32_t dom_postorder(Block b) const { return single_block_ ? 0 : domtree_.dom_postorder(b); }
+    bool dominates(Block a, Block b) const {
+        return single_block_ ? a == *entry_ && b == *entry_ : domtree_.dominates(a, b);
+    }
+
     // --- helpers ----------------------------------------------------------------------
     /// The type of `v` after resolving aliases; invalid when `v` is dangling.
     Type type_of(Value v) const { return v.index() < num_values_ ? uses_[v.index()].type : Type(); }
@@ -247,6 +255,7 @@ private:
     std::vector<uint8_t>& inst_seen_;
     std::vector<Type>& expected_;
     std::optional<Block> entry_;
+    bool single_block_ = false;  // the layout is the entry block alone: no CFG or dominator tree
     uint32_t num_values_ = 0;
     // The block being verified: its reachability and dominator-tree numbers.
     bool cur_reachable_ = false;
@@ -279,8 +288,13 @@ bool Verifier::run() {
     entry_ = layout_.entry_block();
     verify_declarations();
     resolve_aliases();
-    cfg_.compute(func_);
-    domtree_.compute(func_, cfg_);
+    // One block: it dominates itself and is the only reachable one, no
+    // graph to build (most small functions a JIT compiles).
+    single_block_ = entry_ && layout_.last_block() == entry_ && dfg_.block_is_valid(*entry_);
+    if (!single_block_) {
+        cfg_.compute(func_);
+        domtree_.compute(func_, cfg_);
+    }
     prepare_uses();
     verify_entry_block();
     block_seen_.assign(dfg_.num_blocks(), 0);
@@ -421,9 +435,9 @@ void Verifier::prepare_uses() {
         }
         if (!block) continue;
         u.block = block->index() + 1;
-        if (domtree_.is_reachable(*block)) {
-            u.dt_pre = domtree_.dom_preorder(*block);
-            u.dt_post = domtree_.dom_postorder(*block);
+        if (reachable(*block)) {
+            u.dt_pre = dom_preorder(*block);
+            u.dt_post = dom_postorder(*block);
         } else {
             u.dt_pre = UINT32_MAX;
             u.dt_post = 0;
@@ -468,9 +482,9 @@ void Verifier::verify_entry_block() {
 
 void Verifier::verify_block(Block b) {
     verify_block_params(b);
-    cur_reachable_ = domtree_.is_reachable(b);
-    cur_dt_pre_ = cur_reachable_ ? domtree_.dom_preorder(b) : 0;
-    cur_dt_post_ = cur_reachable_ ? domtree_.dom_postorder(b) : 0;
+    cur_reachable_ = reachable(b);
+    cur_dt_pre_ = cur_reachable_ ? dom_preorder(b) : 0;
+    cur_dt_post_ = cur_reachable_ ? dom_postorder(b) : 0;
     auto last = layout_.last_inst(b);
     if (!last) {
         block_error(b, b.to_string() + " is empty");
@@ -558,7 +572,7 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
         // A use by its own definition is a dominance error, and like the
         // others not checked in unreachable code (which the SSA builder
         // can leave that way when it removes a trivial parameter there).
-        if (def.inst() == inst && domtree_.is_reachable(b)) {
+        if (def.inst() == inst && reachable(b)) {
             inst_error(inst, shown() + " is used by the instruction that defines it");
             return;
         }
@@ -587,14 +601,14 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
         inst_error(inst, shown() + " is used but never defined");
         return;
     }
-    if (!domtree_.is_reachable(b)) return;
+    if (!reachable(b)) return;
     // DominatorTree::dominates(def, inst, layout) with both blocks known:
     // `inst` is laid out in `b` (verify_block checked) and is not the
     // defining instruction (checked above).
     const bool same_block = *def_block == b;
     if (def.kind == ValueDef::Kind::Result && same_block) {
         if (layout_.inst_before(def.inst(), inst)) return;
-    } else if (same_block || domtree_.dominates(*def_block, b)) {
+    } else if (same_block || dominates(*def_block, b)) {
         return;
     }
     inst_error(inst, v.to_string() + " used in " + b.to_string() + " is not dominated by its definition in " +
