@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -418,6 +419,61 @@ TEST(X64EmitTest, FarForwardBlockJumpsStayLongAndLand) {
     uint64_t want = 9;
     for (int k = 0; k < 50; ++k) want *= 9;
     EXPECT_EQ(static_cast<uint64_t>(fn(9)), want);
+}
+
+TEST(X64EmitTest, RelaxedJumpsKeepFloatBranchesTablesAndTrapsInPlace) {
+    // Emission is one pass: block jumps go out long and are shortened at
+    // the end of the code, which then closes up. A float equality branch
+    // (jp over je), a jump table (rip-relative lea, entries relative to the
+    // table) and a division's trap stub all come after or between shortened
+    // jumps and must still land.
+    const std::string text = R"(
+function %f(f64, f64, i32, i64) -> i64 {
+block0(v0: f64, v1: f64, v2: i32, v3: i64):
+    v4 = fcmp eq v0, v1
+    brif v4, block1, block2
+block1:
+    v5 = iconst.i64 100
+    jump block6(v5)
+block2:
+    br_table v2, block5, [block3, block4]
+block3:
+    v6 = iconst.i64 7
+    v7 = udiv v6, v3
+    jump block6(v7)
+block4:
+    v8 = iconst.i64 40
+    jump block6(v8)
+block5:
+    v9 = iconst.i64 50
+    jump block6(v9)
+block6(v10: i64):
+    return v10
+}
+)";
+    std::string full = full_asm_of(text);
+    std::vector<size_t> lengths = block_jump_lengths(full);
+    ASSERT_GE(lengths.size(), 4u) << full;
+    for (size_t n : lengths) EXPECT_EQ(n, 2u) << full;
+    EXPECT_NE(full.find("ud2"), std::string::npos) << full;
+
+    auto f = parse_one(text);
+    CompiledCode code;
+    ASSERT_EQ(host_isa()->compile(*f, CompileOptions{}, code), "");
+    ASSERT_EQ(code.trap_sites.size(), 1u);
+    EXPECT_EQ(code.bytes.at(code.trap_sites[0].offset), 0x0F) << "ud2 is 0f 0b";
+    EXPECT_EQ(code.bytes.at(code.trap_sites[0].offset + 1), 0x0B);
+
+    JITModule jit;
+    FuncId id = jit.declare_function("f", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fn = jit.get_function<int64_t(double, double, int32_t, int64_t)>(id);
+    EXPECT_EQ(fn(1.5, 1.5, 0, 1), 100);
+    EXPECT_EQ(fn(1.5, 2.5, 0, 2), 3);   // block3: 7 / 2
+    EXPECT_EQ(fn(1.5, 2.5, 1, 1), 40);  // block4
+    EXPECT_EQ(fn(1.5, 2.5, 5, 1), 50);  // the default
+    EXPECT_EQ(fn(std::nan(""), std::nan(""), 1, 1), 40) << "unordered is not equal";
 }
 
 TEST(X64EmitTest, JumpsThroughEmptyBlocksAreThreaded) {

@@ -960,7 +960,8 @@ std::string Emitter::run() {
         emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); }, [&](const ra::Edit& e) { emit_edit(e); });
     }
     emit_trap_stubs([&] { a_.udf(0); });
-    emit_jump_tables(vc_.jump_tables, [&](uint32_t b) { return label_of(b); });
+    emit_jump_tables(vc_.jump_tables,
+                     [&](uint32_t b, const Label& table) { a_.embedLabelDelta(label_of(b), table, 4); });
     emit_symbol_slots(vc_.symbols, /*align_always=*/false);
     return finish("aarch64");
 }

@@ -39,10 +39,13 @@ protected:
     /// Initializes the CodeHolder for `arch` and attaches `a`; makes a label
     /// per block of `vc` and sizes the tables of call-target slots and jump
     /// table labels.
+    /// `with_block_labels` false: the ISA places its block jumps itself.
     template <class VCode>
-    void begin(asmjit::Arch arch, asmjit::BaseAssembler& a, const VCode& vc) {
+    void begin(asmjit::Arch arch, asmjit::BaseAssembler& a, const VCode& vc, bool with_block_labels = true) {
         attach(arch, a);
-        for (uint32_t b = 0; b < vc.num_blocks(); ++b) block_labels_.push_back(a.newLabel());
+        if (with_block_labels) {
+            for (uint32_t b = 0; b < vc.num_blocks(); ++b) block_labels_.push_back(a.newLabel());
+        }
         symbol_slots_.resize(vc.symbols.size());
         table_labels_.resize(vc.jump_tables.size());
     }
@@ -115,16 +118,18 @@ protected:
     /// The jump tables that were used (their label bound by the ISA's
     /// BrTable): 32-bit offsets of each target from the table's start, the
     /// non-default targets first, then the default (entry 0 of each table).
-    /// `label_of(b)` is the label a jump to VCode block b goes to.
-    template <class LabelOf>
-    void emit_jump_tables(const std::vector<std::vector<uint32_t>>& tables, LabelOf&& label_of) {
+    /// `embed_entry(b, table)` embeds the entry of VCode block b of the
+    /// table whose label is `table` (bound at the current offset's table
+    /// start).
+    template <class EmbedEntry>
+    void emit_jump_tables(const std::vector<std::vector<uint32_t>>& tables, EmbedEntry&& embed_entry) {
         for (size_t t = 0; t < tables.size(); ++t) {
             if (!table_labels_[t].isValid()) continue;
             asm_->align(asmjit::AlignMode::kData, 4);
             asm_->bind(table_labels_[t]);
             const std::vector<uint32_t>& targets = tables[t];
-            for (size_t k = 1; k < targets.size(); ++k) asm_->embedLabelDelta(label_of(targets[k]), table_labels_[t], 4);
-            asm_->embedLabelDelta(label_of(targets[0]), table_labels_[t], 4);
+            for (size_t k = 1; k < targets.size(); ++k) embed_entry(targets[k], table_labels_[t]);
+            embed_entry(targets[0], table_labels_[t]);
         }
     }
 

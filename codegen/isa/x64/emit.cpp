@@ -44,18 +44,10 @@ x86::Gp gp(uint8_t hw, unsigned size) {
 
 asmjit::x86::CondCode cc_of(Cond c) { return static_cast<asmjit::x86::CondCode>(static_cast<uint8_t>(c)); }
 
-/// Where the blocks and block jumps of one emission pass ended up; the
-/// next pass uses it to pick short (rel8) forms for forward jumps.
-struct BranchLayout {
-    std::vector<uint32_t> block_offset;  // per VCode block
-    std::vector<uint32_t> jump_end;      // per block jump, in emission order: offset after it
-};
-
 class Emitter : isa::EmitterBase {
 public:
-    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out,
-            const BranchLayout* previous, BranchLayout& layout)
-        : EmitterBase(out), f_(f), vc_(vc), al_(al), settings_(s), previous_(previous), layout_(layout) {}
+    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out)
+        : EmitterBase(out), f_(f), vc_(vc), al_(al), settings_(s) {}
 
     std::string run();
 
@@ -84,6 +76,16 @@ private:
     /// A jump (cond = nullopt) or conditional jump to block `target`, from
     /// the block before `next_block`; nothing when it would fall through.
     void jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block);
+    /// Appends a block jump in its long form (see BlockJump): condition
+    /// `cc` (x86 encoding, or kAlways) to block `target` or, for
+    /// kSkipNext, over the jump that follows.
+    void emit_block_jump(uint8_t cc, uint32_t target);
+    /// Block jumps: picks the short form of every jump whose target it
+    /// reaches, closes up the code and patches the displacements (see
+    /// run()).
+    void relax_block_jumps();
+    /// Where code offset `x` (of the code before relax_block_jumps) ends up.
+    uint32_t relaxed(uint32_t x) const;
     void load_fconst(x86::Xmm dst, uint64_t bits, unsigned size);
     void emit_div(uint32_t i, const MInst& m);
     void emit_bitcount(uint32_t i, const MInst& m);
@@ -98,9 +100,25 @@ private:
     const VCode& vc_;
     const ra::Output& al_;
     const Settings& settings_;
-    const BranchLayout* previous_;
-    BranchLayout& layout_;
     std::vector<uint32_t> forward_;  // per block: final_target
+
+    /// A jump to a block, as first emitted: the long form (jmp rel32, jcc
+    /// rel32) with its displacement left open, or for kSkipNext a 2-byte
+    /// jcc over the next jump (the first half of a float equality branch).
+    struct BlockJump {
+        uint32_t at;      // offset of its first byte
+        uint32_t target;  // VCode block, or kSkipNext
+        uint8_t cc;       // x86 condition code, or kAlways
+        bool short_form;  // decided by relax_block_jumps
+    };
+    static constexpr uint8_t kAlways = 0xff;
+    static constexpr uint32_t kSkipNext = ~0u - 1;
+    /// Bytes of `j` as first emitted.
+    static uint32_t long_size(const BlockJump& j) { return j.target == kSkipNext ? 2 : j.cc == kAlways ? 5 : 6; }
+    std::vector<BlockJump> jumps_;         // in code order
+    std::vector<uint32_t> block_offset_;  // per VCode block with code: its start
+    std::vector<uint32_t> first_jump_;    // per VCode block with code: jumps placed before it
+    std::vector<uint32_t> removed_;       // per jump k (and one past): bytes dropped by the jumps before k
 
     x86::Assembler a_;
 
@@ -845,10 +863,20 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         jump_to_block(m.cc, m.aux, kNoBlock);
         jump_to_block(std::nullopt, m.aux2, next_block);
         return;
-    case Op::JccFloat:
-        jcc_float(m.cc, block_labels_[final_target(m.aux)]);
+    case Op::JccFloat: {
+        const uint32_t t = final_target(m.aux);
+        if (m.cc == Cond::FEq) {
+            emit_block_jump(static_cast<uint8_t>(Cond::P), kSkipNext);
+            emit_block_jump(static_cast<uint8_t>(Cond::E), t);
+        } else if (m.cc == Cond::FNe) {
+            emit_block_jump(static_cast<uint8_t>(Cond::P), t);
+            emit_block_jump(static_cast<uint8_t>(Cond::NE), t);
+        } else {
+            emit_block_jump(static_cast<uint8_t>(m.cc), t);
+        }
         jump_to_block(std::nullopt, m.aux2, next_block);
         return;
+    }
     case Op::JumpTableAddr: {
         // Table layout: one 32-bit offset (from the table start) per entry,
         // then the default's; the index is clamped to the default's slot.
@@ -936,26 +964,131 @@ void Emitter::compute_forwarding() {
 void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block) {
     target = final_target(target);
     if (next_block != kNoBlock && target == final_target(next_block)) return;
-    // Forward jumps take the short form when the previous pass (all of its
-    // forward jumps long) put the target within rel8 reach: this pass's
-    // code between the two is never longer, so the distance still fits.
-    size_t k = layout_.jump_end.size();
-    if (previous_ && k < previous_->jump_end.size()) {
-        int64_t distance = int64_t{previous_->block_offset[target]} - previous_->jump_end[k];
-        if (distance >= 0 && distance <= 127) a_.short_();
+    emit_block_jump(cond ? static_cast<uint8_t>(*cond) : kAlways, target);
+}
+
+void Emitter::emit_block_jump(uint8_t cc, uint32_t target) {
+    jumps_.push_back({offset(), target, cc, false});
+    uint8_t bytes[6] = {};
+    size_t n = 0;
+    if (target == kSkipNext) {
+        bytes[n++] = static_cast<uint8_t>(0x70 | cc);  // jcc rel8
+        ++n;
+    } else if (cc == kAlways) {
+        bytes[n++] = 0xE9;  // jmp rel32
+        n += 4;
+    } else {
+        bytes[n++] = 0x0F;  // jcc rel32
+        bytes[n++] = static_cast<uint8_t>(0x80 | cc);
+        n += 4;
     }
-    if (cond) a_.j(cc_of(*cond), block_labels_[target]);
-    else a_.jmp(block_labels_[target]);
-    layout_.jump_end.push_back(static_cast<uint32_t>(a_.offset()));
+    a_.embed(bytes, n);
+}
+
+uint32_t Emitter::relaxed(uint32_t x) const {
+    // Every jump that starts before x has dropped its bytes.
+    auto k = std::partition_point(jumps_.begin(), jumps_.end(), [&](const BlockJump& j) { return j.at < x; }) - jumps_.begin();
+    return x - removed_[static_cast<size_t>(k)];
+}
+
+// Branch relaxation in one pass over the jumps (the code is emitted once):
+// every block jump was emitted long. A jump takes the short form (2 bytes)
+// when its target lies within rel8 of it; dropping bytes only brings
+// targets closer, so a jump once short stays in reach, and a few rounds
+// (each measuring with the previous round's choices) find the jumps that
+// came into reach. Then the code is closed up from the first jump on (one
+// memmove per jump), every jump written with its final displacement, and
+// the offsets recorded so far (IR instructions, labels, trap sites, the
+// pending label links of the trap stubs, jump tables and call-target
+// slots, which come after the code) moved with it. Nothing else in the
+// blocks depends on positions: labels inside one instruction's expansion
+// never span a block jump.
+void Emitter::relax_block_jumps() {
+    const size_t n = jumps_.size();
+    removed_.assign(n + 1, 0);
+    if (n == 0) return;
+    auto size_of = [&](const BlockJump& j) { return j.short_form ? 2u : long_size(j); };
+    auto sum_removed = [&] {
+        for (size_t k = 0; k < n; ++k) {
+            const BlockJump& j = jumps_[k];
+            removed_[k + 1] = removed_[k] + long_size(j) - size_of(j);
+        }
+    };
+    auto block_start = [&](uint32_t b) { return block_offset_[b] - removed_[first_jump_[b]]; };
+    for (int round = 0; round < 4; ++round) {
+        sum_removed();
+        bool changed = false;
+        for (size_t k = 0; k < n; ++k) {
+            BlockJump& j = jumps_[k];
+            if (j.short_form || j.target == kSkipNext) continue;
+            const int64_t start = int64_t{j.at} - removed_[k];
+            const int64_t to = block_start(j.target);
+            // A forward target moves back with this jump's own bytes.
+            const int64_t disp = block_offset_[j.target] > j.at ? to - (start + long_size(j))
+                                                                : to - (start + 2);
+            if (disp >= -128 && disp <= 127) j.short_form = changed = true;
+        }
+        if (!changed) break;
+    }
+    sum_removed();
+
+    uint8_t* buf = code_.textSection()->buffer()._data;
+    const uint32_t end = offset();
+    uint32_t r = jumps_[0].at, w = r;  // read and write positions
+    for (size_t k = 0; k < n; ++k) {
+        const BlockJump& j = jumps_[k];
+        std::memmove(buf + w, buf + r, j.at - r);
+        w += j.at - r;
+        r = j.at + long_size(j);
+        if (j.target == kSkipNext) {
+            buf[w] = static_cast<uint8_t>(0x70 | j.cc);
+            buf[w + 1] = static_cast<uint8_t>(k + 1 < n ? size_of(jumps_[k + 1]) : 0);
+            w += 2;
+            continue;
+        }
+        const int64_t to = block_start(j.target);
+        if (j.short_form) {
+            buf[w] = j.cc == kAlways ? 0xEB : static_cast<uint8_t>(0x70 | j.cc);
+            buf[w + 1] = static_cast<uint8_t>(static_cast<int8_t>(to - (w + 2)));
+            w += 2;
+            continue;
+        }
+        if (j.cc == kAlways) {
+            buf[w++] = 0xE9;
+        } else {
+            buf[w++] = 0x0F;
+            buf[w++] = static_cast<uint8_t>(0x80 | j.cc);
+        }
+        const int32_t disp = static_cast<int32_t>(to - (w + 4));
+        std::memcpy(buf + w, &disp, 4);
+        w += 4;
+    }
+    std::memmove(buf + w, buf + r, end - r);
+    w += end - r;
+    a_.setOffset(w);
+    code_.textSection()->buffer()._size = w;
+
+    for (uint32_t b = 0; b < block_offset_.size(); ++b) {
+        if (first_jump_[b] != kNoBlock) block_offset_[b] = block_start(b);
+    }
+    for (auto& [off, name] : out_.labels) off = relaxed(off);
+    for (auto& [off, inst] : out_.ir_insts) off = relaxed(off);
+    for (CodeTrapSite& t : out_.trap_sites) t.offset = relaxed(t.offset);
+    for (asmjit::LabelEntry* le : code_.labelEntries()) {
+        if (le->isBound()) continue;
+        for (asmjit::LabelLink* link = le->links(); link; link = link->next) {
+            link->offset = relaxed(static_cast<uint32_t>(link->offset));
+        }
+    }
 }
 
 std::string Emitter::run() {
-    begin(asmjit::Arch::kX64, a_, vc_);
+    begin(asmjit::Arch::kX64, a_, vc_, /*with_block_labels=*/false);
     layout_frame();
     uint32_t nb = rf().num_blocks();
     compute_forwarding();
-    layout_.block_offset.assign(nb, 0);
-    layout_.jump_end.clear();
+    block_offset_.assign(nb, 0);
+    first_jump_.assign(nb, kNoBlock);
 
     prologue();
     size_t edit = 0;
@@ -969,13 +1102,16 @@ std::string Emitter::run() {
         uint32_t n = k + 1;
         while (n < nb && final_target(order[n]) != order[n]) ++n;
         const uint32_t next = n < nb ? order[n] : nb;
-        a_.bind(block_labels_[b]);
-        layout_.block_offset[b] = offset();
+        block_offset_[b] = offset();
+        first_jump_[b] = static_cast<uint32_t>(jumps_.size());
         emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); },
                    [&](const ra::Edit& e) { emit_edit(e); });
     }
+    relax_block_jumps();
     emit_trap_stubs([&] { a_.ud2(); });
-    emit_jump_tables(vc_.jump_tables, [&](uint32_t b) { return block_labels_[final_target(b)]; });
+    emit_jump_tables(vc_.jump_tables, [&](uint32_t b, const Label& table) {
+        a_.embedInt32(static_cast<int32_t>(block_offset_[final_target(b)] - code_.labelOffset(table)));
+    });
     emit_symbol_slots(vc_.symbols, /*align_always=*/true);
     return finish("x86-64");
 }
@@ -984,19 +1120,10 @@ std::string Emitter::run() {
 
 std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc,
                           const Settings& settings, CompiledCode& out) {
-    // Two passes: the first with every forward block jump in its long form
-    // measures where blocks start; the second uses the short form wherever
-    // that measurement proves rel8 reaches. (Backward jumps are short
-    // whenever they fit: asmjit knows their targets.)
-    BranchLayout first, second;
+    // One pass; block jumps are relaxed at the end of the code (see
+    // relax_block_jumps).
     out.clear();
-    {
-        Emitter e(func, vcode, alloc, settings, out, nullptr, first);
-        std::string err = e.run();
-        if (!err.empty() || first.jump_end.empty()) return err;
-    }
-    out.clear();
-    Emitter e(func, vcode, alloc, settings, out, &first, second);
+    Emitter e(func, vcode, alloc, settings, out);
     return e.run();
 }
 
