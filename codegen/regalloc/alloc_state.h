@@ -161,6 +161,7 @@ struct Context::Impl {
     std::vector<uint32_t> store_count, store_depth;
     std::vector<uint32_t> remat_inst;  // per vreg: its kRemat definition, or kNone
     std::vector<PendingMove> split_moves;
+    std::vector<uint64_t> move_order;  // point_key << 32 | index into split_moves
     uint32_t emergency_slot = kNoSlot;
 
     uint32_t block_start(uint32_t b) const { return pos_before(func->block_insts_begin[b]); }

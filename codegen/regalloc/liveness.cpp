@@ -104,69 +104,82 @@ std::string validate_cfg(const Function& f) {
     return {};
 }
 
-// Checks operands and records each vreg's single definition.
+// Checks operands and records each vreg's single definition and class, the
+// block of every instruction, and how many operands and uses name each vreg
+// (s.use_begin[v + 1] counts v's operands; made a CSR later).
 std::string validate_operands(Context::Impl& s) {
     const Function& f = *s.func;
     const MachineEnv& env = *s.env;
-    const uint32_t nb = f.num_blocks();
-    s.def_pos.assign(f.num_vregs, kNone);
-    s.def_block.assign(f.num_vregs, kNone);
-    s.raw_uses.assign(f.num_vregs, 0);
+    const uint32_t nb = f.num_blocks(), nv = f.num_vregs;
+    s.def_pos.assign(nv, kNone);
+    s.def_block.assign(nv, kNone);
+    s.raw_uses.assign(nv, 0);
+    s.vreg_class.assign(nv, 2);
+    s.use_begin.assign(nv + 1, 0);
+    uint32_t* def_pos = s.def_pos.data();
+    uint32_t* raw_uses = s.raw_uses.data();
+    uint32_t* count = s.use_begin.data() + 1;
+    const Operand* ops = f.operands.data();
+    const uint32_t* ob_of = f.operands_begin.data();
 
-    auto define = [&](VReg v, uint32_t block, uint32_t pos) -> std::string {
-        if (!v.is_valid() || v.index() >= f.num_vregs) return "vreg out of range";
-        if (s.def_pos[v.index()] != kNone) return vname(v.index()) + " is defined twice";
-        s.def_pos[v.index()] = pos;
+    // 0: defined; 1: out of range; 2: defined twice.
+    auto define = [&](VReg v, uint32_t block, uint32_t pos) -> int {
+        if (!v.is_valid() || v.index() >= nv) return 1;
+        if (def_pos[v.index()] != kNone) return 2;
+        def_pos[v.index()] = pos;
         s.def_block[v.index()] = block;
-        return {};
+        s.vreg_class[v.index()] = static_cast<uint32_t>(v.cls());
+        return 0;
     };
+    auto define_error = [&](VReg v, int e) { return e == 1 ? std::string("vreg out of range") : vname(v.index()) + " is defined twice"; };
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k) {
-            std::string e = define(f.params[k], b, s.block_start(b));
-            if (!e.empty()) return "block" + to_string(b) + " parameter: " + e;
+            if (const int e = define(f.params[k], b, s.block_start(b)))
+                return "block" + to_string(b) + " parameter: " + define_error(f.params[k], e);
         }
         const uint32_t first = f.block_insts_begin[b], last = f.block_insts_begin[b + 1] - 1;
         const uint32_t nsucc = f.succs_begin[b + 1] - f.succs_begin[b];
         for (uint32_t i = first; i <= last; ++i) {
-            const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
+            s.inst_block[i] = b;
+            const uint32_t ob = ob_of[i], oe = ob_of[i + 1];
             if (oe - ob > 255) return "inst" + to_string(i) + ": too many operands";
+            uint32_t num_fixed = 0;
             for (uint32_t o = ob; o < oe; ++o) {
-                const Operand& op = f.operands[o];
+                const Operand& op = ops[o];
                 auto where = [&] { return "inst" + to_string(i) + " operand " + to_string(o - ob) + ": "; };
-                if (!op.vreg.is_valid() || op.vreg.index() >= f.num_vregs) return where() + "vreg out of range";
-                const unsigned c = static_cast<unsigned>(op.vreg.cls());
+                if (!op.vreg.is_valid() || op.vreg.index() >= nv) return where() + "vreg out of range";
+                ++count[op.vreg.index()];
                 if (op.constraint == Constraint::Fixed) {
+                    const unsigned c = static_cast<unsigned>(op.vreg.cls());
                     if (op.aux >= kMaxRegsPerClass) return where() + "fixed register out of range";
                     if (op.fixed_reg() == env.scratch[c]) return where() + "fixed to the scratch register";
+                    ++num_fixed;
                 }
+                if (op.kind == OperandKind::Use) {
+                    ++raw_uses[op.vreg.index()];
+                    continue;
+                }
+                uint32_t pos = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
                 if (op.constraint == Constraint::Reuse) {
-                    if (op.kind != OperandKind::Def) return where() + "Reuse constraint on a use";
                     if (op.aux >= oe - ob) return where() + "Reuse of an operand out of range";
-                    const Operand& in = f.operands[ob + op.aux];
+                    const Operand& in = ops[ob + op.aux];
                     if (in.kind != OperandKind::Use || in.pos != OperandPos::Early || in.vreg.cls() != op.vreg.cls() ||
                         in.constraint == Constraint::Reuse)
                         return where() + "Reuse of an operand that is not an early use of the same class";
                     for (uint32_t o2 = ob; o2 < o; ++o2)
-                        if (f.operands[o2].constraint == Constraint::Reuse && f.operands[o2].aux == op.aux)
+                        if (ops[o2].constraint == Constraint::Reuse && ops[o2].aux == op.aux)
                             return where() + "two defs reuse one operand";
-                }
-                if (op.kind == OperandKind::Use) {
-                    ++s.raw_uses[op.vreg.index()];
-                    continue;
+                    pos = in.constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
                 }
                 if (i == last && nsucc > 0) return where() + "a branch defines a value";
-                uint32_t pos = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
-                if (op.constraint == Constraint::Reuse)
-                    pos = f.operands[ob + op.aux].constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
-                std::string e = define(op.vreg, b, pos);
-                if (!e.empty()) return where() + e;
+                if (const int e = define(op.vreg, b, pos)) return where() + define_error(op.vreg, e);
             }
-            for (uint32_t o = ob; o < oe; ++o) {
-                const Operand& a = f.operands[o];
+            for (uint32_t o = ob; o < oe && num_fixed > 1; ++o) {
+                const Operand& a = ops[o];
                 const bool a_fixed_def = a.kind == OperandKind::Def && a.constraint == Constraint::Fixed;
                 if (a.constraint != Constraint::Fixed) continue;
                 for (uint32_t o2 = o + 1; o2 < oe; ++o2) {
-                    const Operand& b2 = f.operands[o2];
+                    const Operand& b2 = ops[o2];
                     if (b2.constraint != Constraint::Fixed || b2.kind != a.kind || b2.fixed_reg() != a.fixed_reg())
                         continue;
                     if (a_fixed_def || b2.vreg != a.vreg)
@@ -180,7 +193,7 @@ std::string validate_operands(Context::Impl& s) {
             }
         }
     }
-    for (VReg a : f.branch_args) ++s.raw_uses[a.index()];
+    for (VReg a : f.branch_args) ++raw_uses[a.index()];
     return {};
 }
 
@@ -195,56 +208,66 @@ std::string build_liveness(Context::Impl& s) {
 
     s.inst_block.resize(ni);
     s.block_depth.resize(nb);
-    for (uint32_t b = 0; b < nb; ++b) {
-        s.block_depth[b] = static_cast<uint8_t>(std::min<uint32_t>(f.loop_depth[b], 8));
-        for (uint32_t i = f.block_insts_begin[b]; i < f.block_insts_begin[b + 1]; ++i) s.inst_block[i] = b;
-    }
+    for (uint32_t b = 0; b < nb; ++b) s.block_depth[b] = static_cast<uint8_t>(std::min<uint32_t>(f.loop_depth[b], 8));
     if (!(err = validate_operands(s)).empty()) return err;
+    const Operand* ops = f.operands.data();
+    const uint32_t nops = static_cast<uint32_t>(f.operands.size());
 
-    // Class of each vreg, from its definition; every mention must agree.
-    std::vector<uint32_t>& vclass = s.vreg_class;
-    vclass.assign(nv, 2);
-    for (uint32_t k = 0; k < f.params.size(); ++k) vclass[f.params[k].index()] = static_cast<uint32_t>(f.params[k].cls());
-    for (const Operand& op : f.operands)
-        if (op.kind == OperandKind::Def) vclass[op.vreg.index()] = static_cast<uint32_t>(op.vreg.cls());
-    auto check_use = [&](VReg v, const std::string& where) -> std::string {
-        if (s.def_pos[v.index()] == kNone) return where + vname(v.index()) + " is used but never defined";
-        if (vclass[v.index()] != static_cast<uint32_t>(v.cls())) return where + vname(v.index()) + " used with the wrong class";
-        return {};
+    // Every use names a defined vreg of its class.
+    const uint32_t* vclass = s.vreg_class.data();
+    const uint32_t* def_pos = s.def_pos.data();
+    auto use_ok = [&](VReg v) { return def_pos[v.index()] != kNone && vclass[v.index()] == static_cast<uint32_t>(v.cls()); };
+    auto use_error = [&](VReg v, const std::string& where) -> std::string {
+        if (def_pos[v.index()] == kNone) return where + vname(v.index()) + " is used but never defined";
+        return where + vname(v.index()) + " used with the wrong class";
     };
-    auto use_ok = [&](VReg v) { return s.def_pos[v.index()] != kNone && vclass[v.index()] == static_cast<uint32_t>(v.cls()); };
-    for (uint32_t i = 0; i < ni; ++i)
-        for (uint32_t o = f.operands_begin[i]; o < f.operands_begin[i + 1]; ++o)
-            if (f.operands[o].kind == OperandKind::Use && !use_ok(f.operands[o].vreg))
-                return check_use(f.operands[o].vreg, "inst" + to_string(i) + ": ");
+    for (uint32_t o = 0; o < nops; ++o) {
+        if (ops[o].kind == OperandKind::Use && !use_ok(ops[o].vreg)) {
+            const uint32_t i = static_cast<uint32_t>(
+                std::upper_bound(f.operands_begin.begin(), f.operands_begin.end(), o) - f.operands_begin.begin() - 1);
+            return use_error(ops[o].vreg, "inst" + to_string(i) + ": ");
+        }
+    }
     for (VReg a : f.branch_args)
-        if (!use_ok(a)) return check_use(a, "branch argument: ");
+        if (!use_ok(a)) return use_error(a, "branch argument: ");
 
-    // --- Use positions, in position order per vreg. ---
-    auto param_live = [&](VReg p) { return s.raw_uses[p.index()] > 0; };
-    s.use_begin.assign(nv + 1, 0);
-    for (const Operand& op : f.operands) ++s.use_begin[op.vreg.index() + 1];
+    // --- Use positions, in position order per vreg; fixed ranges and
+    // copy/reuse affinities from the same walk over the operands. ---
+    const uint32_t* raw_uses = s.raw_uses.data();
+    auto param_live = [&](VReg p) { return raw_uses[p.index()] > 0; };
+    uint32_t* use_begin = s.use_begin.data();
     for (uint32_t p = 0; p < f.params.size(); ++p)
-        if (param_live(f.params[p])) ++s.use_begin[f.params[p].index() + 1];
+        if (param_live(f.params[p])) ++use_begin[f.params[p].index() + 1];
     for (uint32_t e = 0; e < f.succs.size(); ++e) {
         const uint32_t t = f.succs[e];
         for (uint32_t k = 0; k < f.branch_args_begin[e + 1] - f.branch_args_begin[e]; ++k)
             if (param_live(f.params[f.params_begin[t] + k]))
-                ++s.use_begin[f.branch_args[f.branch_args_begin[e] + k].index() + 1];
+                ++use_begin[f.branch_args[f.branch_args_begin[e] + k].index() + 1];
     }
-    for (uint32_t v = 0; v < nv; ++v) s.use_begin[v + 1] += s.use_begin[v];
-    s.uses.resize(s.use_begin[nv]);
-    s.use_weight.resize(s.uses.size() + 1);
+    for (uint32_t v = 0; v < nv; ++v) use_begin[v + 1] += use_begin[v];
+    s.uses.resize(use_begin[nv]);
+    UsePos* uses = s.uses.data();
     std::vector<uint32_t>& fill = s.work;
     fill.assign(s.use_begin.begin(), s.use_begin.end() - 1);
+    uint32_t* fillp = fill.data();
     auto add_use = [&](uint32_t v, UsePos u) {
-        uint32_t k = fill[v]++;
-        while (k > s.use_begin[v] && s.uses[k - 1].pos > u.pos) {
-            s.uses[k] = s.uses[k - 1];
+        uint32_t k = fillp[v]++;
+        while (k > use_begin[v] && uses[k - 1].pos > u.pos) {
+            uses[k] = uses[k - 1];
             --k;
         }
-        s.uses[k] = u;
+        uses[k] = u;
     };
+    for (unsigned c = 0; c < kNumRegClasses; ++c)
+        for (unsigned r : s.scan_regs[c]) s.fixed[r].clear();
+    auto reserve = [&](PReg r, uint32_t from, uint32_t to, uint32_t owner) {
+        if (s.allocatable.contains(r)) s.fixed[r.index()].push_back({from, to, owner});
+    };
+    s.hint_vreg.assign(nv, kNone);
+    s.hint_pos.resize(nv);  // read only where hint_vreg is set
+    uint32_t* hint_vreg = s.hint_vreg.data();
+    uint32_t* hint_pos = s.hint_pos.data();
+    size_t ci = 0;
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k)
             if (param_live(f.params[k]))
@@ -252,23 +275,52 @@ std::string build_liveness(Context::Impl& s) {
         const uint32_t last = f.block_insts_begin[b + 1] - 1;
         for (uint32_t i = f.block_insts_begin[b]; i <= last; ++i) {
             const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
+            // Operands (of the first 64) whose use a Reuse def consumes.
+            uint64_t reused_mask = 0;
+            bool wide = oe - ob > 64;
+            PRegSet fixed_defs;
             for (uint32_t o = ob; o < oe; ++o) {
-                const Operand& op = f.operands[o];
+                const Operand& op = ops[o];
+                if (op.kind != OperandKind::Def) continue;
+                const uint32_t v = op.vreg.index();
+                PReg r;
+                if (op.constraint == Constraint::Reuse) {
+                    if (op.aux < 64) reused_mask |= uint64_t{1} << op.aux;
+                    hint_vreg[v] = ops[ob + op.aux].vreg.index();
+                    hint_pos[v] = pos_before(i);
+                    if (ops[ob + op.aux].constraint != Constraint::Fixed) continue;
+                    r = ops[ob + op.aux].fixed_reg();
+                } else if (op.constraint == Constraint::Fixed) {
+                    r = op.fixed_reg();
+                } else {
+                    continue;
+                }
+                reserve(r, def_pos[v], pos_after(i) + 1, v);
+                fixed_defs.add(r);
+            }
+            for (uint32_t o = ob; o < oe; ++o) {
+                const Operand& op = ops[o];
                 const uint8_t hint = op.constraint == Constraint::Fixed ? op.aux : kNoHint;
                 const uint8_t must = op.constraint == Constraint::Reg ? 1 : 0;
                 UsePos u;
                 if (op.kind == OperandKind::Use) {
-                    bool reused = false;
-                    for (uint32_t o2 = ob; o2 < oe; ++o2)
-                        reused |= f.operands[o2].constraint == Constraint::Reuse && f.operands[o2].aux == o - ob;
-                    if (op.constraint == Constraint::Fixed || reused)
+                    bool reused = o - ob < 64 && ((reused_mask >> (o - ob)) & 1);
+                    if (wide && !reused)
+                        for (uint32_t o2 = ob; o2 < oe; ++o2)
+                            reused |= ops[o2].constraint == Constraint::Reuse && ops[o2].aux == o - ob;
+                    if (op.constraint == Constraint::Fixed) {
                         u = {pos_before(i), pos_before(i) + 1, 0, hint, 0};
-                    else if (op.pos == OperandPos::Early)
+                        reserve(op.fixed_reg(), pos_before(i), op.pos == OperandPos::Early ? pos_late(i) : pos_after(i),
+                                op.vreg.index());
+                    } else if (reused) {
+                        u = {pos_before(i), pos_before(i) + 1, 0, hint, 0};
+                    } else if (op.pos == OperandPos::Early) {
                         u = {pos_early(i), pos_early(i) + 1, must, kNoHint, 0};
-                    else
+                    } else {
                         u = {pos_late(i), pos_late(i) + 1, must, kNoHint, 0};
+                    }
                 } else if (op.constraint == Constraint::Reuse) {
-                    const Operand& in = f.operands[ob + op.aux];
+                    const Operand& in = ops[ob + op.aux];
                     if (in.constraint == Constraint::Fixed)
                         u = {pos_late(i), pos_after(i) + 1, 0, in.aux, kUseDef};
                     else
@@ -282,6 +334,21 @@ std::string build_liveness(Context::Impl& s) {
                 }
                 add_use(op.vreg.index(), u);
             }
+            if ((f.flags[i] & inst_flags::kMove) && oe - ob == 2 && ops[ob].kind == OperandKind::Use &&
+                ops[ob + 1].kind == OperandKind::Def) {
+                hint_vreg[ops[ob + 1].vreg.index()] = ops[ob].vreg.index();
+                hint_pos[ops[ob + 1].vreg.index()] = pos_early(i);
+            }
+            if (ci < f.clobbers.size() && f.clobbers[ci].first == i) {
+                PRegSet clob;
+                for (; ci < f.clobbers.size() && f.clobbers[ci].first == i; ++ci) clob |= f.clobbers[ci].second;
+                for (unsigned c = 0; c < kNumRegClasses; ++c) {
+                    for (uint64_t bits = clob.bits[c]; bits; bits &= bits - 1) {
+                        const PReg r(static_cast<uint8_t>(__builtin_ctzll(bits)), static_cast<RegClass>(c));
+                        if (!fixed_defs.contains(r)) reserve(r, pos_late(i), pos_late(i) + 1, kNone);
+                    }
+                }
+            }
         }
         for (uint32_t e = f.succs_begin[b]; e < f.succs_begin[b + 1]; ++e) {
             const uint32_t t = f.succs[e];
@@ -291,51 +358,65 @@ std::string build_liveness(Context::Impl& s) {
                             {pos_after(last), s.block_end(b), 0, kNoHint, kUseEdge});
         }
     }
-    static constexpr double kDepthWeight[9] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
-    s.use_weight[0] = 0;
-    for (uint32_t k = 0; k < s.uses.size(); ++k)
-        s.use_weight[k + 1] = s.use_weight[k] + kDepthWeight[s.block_depth[s.block_of(s.uses[k].pos)]];
+    s.use_weight.resize(s.uses.size() + 1);
     s.next_must.resize(s.uses.size());
-    for (uint32_t v = 0; v < nv; ++v) {
-        uint32_t next = s.use_begin[v + 1];
-        for (uint32_t k = s.use_begin[v + 1]; k-- > s.use_begin[v];) {
-            if (s.uses[k].must_reg) next = k;
-            s.next_must[k] = next;
-        }
-    }
 
-    // --- Liveness by path exploration, then ranges per vreg. ---
+    // --- Per vreg, in one walk over its uses: spill weights, liveness by
+    // path exploration, live ranges, its interval. ---
+    static constexpr double kDepthWeight[9] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    double* use_weight = s.use_weight.data();
+    uint32_t* next_must = s.next_must.data();
+    const uint32_t* inst_block = s.inst_block.data();
+    const uint8_t* block_depth = s.block_depth.data();
+    const uint32_t* def_block = s.def_block.data();
     s.li_stamp.assign(nb, 0);
     s.lo_stamp.assign(nb, 0);
     s.lu_stamp.assign(nb, 0);
     s.lu_end.resize(nb);
+    uint32_t* li_stamp = s.li_stamp.data();
+    uint32_t* lo_stamp = s.lo_stamp.data();
+    uint32_t* lu_stamp = s.lu_stamp.data();
+    uint32_t* lu_end = s.lu_end.data();
     s.livein_pairs.clear();
-    s.range_begin.assign(nv + 1, 0);
+    s.range_begin.resize(nv + 1);
     s.ranges.clear();
+    s.intervals.clear();
+    s.first_interval.assign(nv, kNone);
     std::vector<uint32_t>& stack = s.work;
+    double weight_sum = 0;
+    use_weight[0] = 0;
     for (uint32_t v = 0; v < nv; ++v) {
         s.range_begin[v] = static_cast<uint32_t>(s.ranges.size());
-        const uint32_t ub = s.use_begin[v], ue = s.use_begin[v + 1];
+        const uint32_t ub = use_begin[v], ue = use_begin[v + 1];
         if (ub == ue) continue;
-        const uint32_t stamp = v + 1, d = s.def_block[v];
+        const uint32_t stamp = v + 1, d = def_block[v];
+        const size_t livein_mark = s.livein_pairs.size();
         stack.clear();
         auto mark_live_in = [&](uint32_t b) -> bool {
-            if (s.li_stamp[b] == stamp) return true;
+            if (li_stamp[b] == stamp) return true;
             if (b == 0) return false;
-            s.li_stamp[b] = stamp;
+            li_stamp[b] = stamp;
             s.livein_pairs.push_back({b, v});
             stack.push_back(b);
             return true;
         };
         bool ok = true;
-        for (uint32_t k = ub; k < ue && ok; ++k) {
-            const UsePos& u = s.uses[k];
+        for (uint32_t k = ub; k < ue; ++k) {
+            const UsePos& u = uses[k];
+            const uint32_t b = inst_block[u.pos / 4];
+            weight_sum += kDepthWeight[block_depth[b]];
+            use_weight[k + 1] = weight_sum;
+            // Last position each block needs the value for, from its uses.
+            if (lu_stamp[b] != stamp) {
+                lu_stamp[b] = stamp;
+                lu_end[b] = 0;
+            }
+            lu_end[b] = std::max(lu_end[b], u.live_to);
             if (u.kind == kUseDef) continue;
-            const uint32_t b = s.block_of(u.pos);
-            if (u.kind == kUseEdge) s.lo_stamp[b] = stamp;
+            if (u.kind == kUseEdge) lo_stamp[b] = stamp;
             if (b != d) {
                 ok = mark_live_in(b);
-            } else if (u.pos < s.def_pos[v]) {
+            } else if (u.pos < def_pos[v]) {
                 return "inst" + to_string(u.pos / 4) + ": " + vname(v) + " used before its definition";
             }
             while (ok && !stack.empty()) {
@@ -343,40 +424,59 @@ std::string build_liveness(Context::Impl& s) {
                 stack.pop_back();
                 for (uint32_t k2 = f.preds_begin[x]; k2 < f.preds_begin[x + 1] && ok; ++k2) {
                     const uint32_t q = f.preds[k2];
-                    s.lo_stamp[q] = stamp;
+                    lo_stamp[q] = stamp;
                     if (q != d) ok = mark_live_in(q);
                 }
             }
+            if (!ok) return vname(v) + " is used where its definition does not dominate";
         }
-        if (!ok) return vname(v) + " is used where its definition does not dominate";
+        uint32_t next = ue;
+        for (uint32_t k = ue; k-- > ub;) {
+            if (uses[k].must_reg) next = k;
+            next_must[k] = next;
+        }
 
-        // Last position each block needs the value for, from its uses.
-        for (uint32_t k = ub; k < ue; ++k) {
-            const uint32_t b = s.block_of(s.uses[k].pos);
-            if (s.lu_stamp[b] != stamp) {
-                s.lu_stamp[b] = stamp;
-                s.lu_end[b] = 0;
-            }
-            s.lu_end[b] = std::max(s.lu_end[b], s.uses[k].live_to);
-        }
-        auto& rs = s.tmp_ranges;
-        rs.clear();
-        auto block_range = [&](uint32_t b, uint32_t from) {
-            const uint32_t to = s.lo_stamp[b] == stamp ? s.block_end(b) : s.lu_end[b];
-            assert(s.lu_stamp[b] == stamp || s.lo_stamp[b] == stamp);
-            rs.push_back({from, to});
+        auto block_to = [&](uint32_t b) {
+            assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
+            return lo_stamp[b] == stamp ? s.block_end(b) : lu_end[b];
         };
-        block_range(d, s.def_pos[v]);
-        for (size_t k = s.livein_pairs.size(); k-- > 0 && s.livein_pairs[k].second == v;)
-            block_range(s.livein_pairs[k].first, s.block_start(s.livein_pairs[k].first));
-        std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
-        for (Range r : rs) {
-            if (s.ranges.size() > s.range_begin[v] && s.ranges.back().to >= r.from) {
-                s.ranges.back().to = std::max(s.ranges.back().to, r.to);
-                continue;
+        if (s.livein_pairs.size() == livein_mark) {
+            s.ranges.push_back({def_pos[v], block_to(d)});  // local to its block
+        } else {
+            auto& rs = s.tmp_ranges;
+            rs.clear();
+            rs.push_back({def_pos[v], block_to(d)});
+            bool sorted = true;
+            for (size_t k = livein_mark; k < s.livein_pairs.size(); ++k) {
+                const uint32_t b = s.livein_pairs[k].first;
+                sorted &= s.block_start(b) > rs.back().from;
+                rs.push_back({s.block_start(b), block_to(b)});
             }
-            s.ranges.push_back(r);
+            // Starts are distinct (one range per block): any sort gives one
+            // order. Blocks are usually marked in layout order already.
+            if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
+            for (Range r : rs) {
+                if (s.ranges.size() > s.range_begin[v] && s.ranges.back().to >= r.from) {
+                    s.ranges.back().to = std::max(s.ranges.back().to, r.to);
+                    continue;
+                }
+                s.ranges.push_back(r);
+            }
         }
+
+        // One interval per vreg that has a location.
+        const uint32_t rb = s.range_begin[v], re = static_cast<uint32_t>(s.ranges.size());
+        Interval it;
+        it.vreg = v;
+        it.cls = static_cast<RegClass>(vclass[v]);
+        it.start = s.ranges[rb].from;
+        it.end = s.ranges[re - 1].to;
+        it.range_begin = it.cursor = rb;
+        it.range_end = re;
+        it.use_begin = ub;
+        it.use_end = ue;
+        s.first_interval[v] = static_cast<uint32_t>(s.intervals.size());
+        s.intervals.push_back(it);
     }
     s.range_begin[nv] = static_cast<uint32_t>(s.ranges.size());
 
@@ -388,44 +488,7 @@ std::string build_liveness(Context::Impl& s) {
     fill.assign(s.livein_begin.begin(), s.livein_begin.end() - 1);
     for (auto [b, v] : s.livein_pairs) s.livein[fill[b]++] = v;
 
-    // --- Fixed ranges. ---
-    for (unsigned c = 0; c < kNumRegClasses; ++c)
-        for (unsigned r : s.scan_regs[c]) s.fixed[r].clear();
-    size_t ci = 0;
-    for (uint32_t i = 0; i < ni; ++i) {
-        const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
-        auto reserve = [&](PReg r, uint32_t from, uint32_t to, uint32_t owner) {
-            if (s.allocatable.contains(r)) s.fixed[r.index()].push_back({from, to, owner});
-        };
-        PRegSet fixed_defs;
-        for (uint32_t o = ob; o < oe; ++o) {
-            const Operand& op = f.operands[o];
-            const uint32_t v = op.vreg.index();
-            if (op.kind == OperandKind::Use && op.constraint == Constraint::Fixed) {
-                reserve(op.fixed_reg(), pos_before(i), op.pos == OperandPos::Early ? pos_late(i) : pos_after(i), v);
-                continue;
-            }
-            if (op.kind != OperandKind::Def) continue;
-            PReg r;
-            if (op.constraint == Constraint::Fixed) {
-                r = op.fixed_reg();
-            } else if (op.constraint == Constraint::Reuse && f.operands[ob + op.aux].constraint == Constraint::Fixed) {
-                r = f.operands[ob + op.aux].fixed_reg();
-            } else {
-                continue;
-            }
-            reserve(r, s.def_pos[v], pos_after(i) + 1, v);
-            fixed_defs.add(r);
-        }
-        PRegSet clob;
-        for (; ci < f.clobbers.size() && f.clobbers[ci].first == i; ++ci) clob |= f.clobbers[ci].second;
-        for (unsigned c = 0; c < kNumRegClasses; ++c) {
-            for (uint64_t bits = clob.bits[c]; bits; bits &= bits - 1) {
-                const PReg r(static_cast<uint8_t>(__builtin_ctzll(bits)), static_cast<RegClass>(c));
-                if (!fixed_defs.contains(r)) reserve(r, pos_late(i), pos_late(i) + 1, kNone);
-            }
-        }
-    }
+    // --- Fixed ranges: sorted, touching ranges of one owner merged. ---
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         for (unsigned r : s.scan_regs[c]) {
             auto& list = s.fixed[r];
@@ -454,42 +517,8 @@ std::string build_liveness(Context::Impl& s) {
         }
     }
 
-    // --- One interval per vreg that has a location. ---
-    s.intervals.clear();
-    s.first_interval.assign(nv, kNone);
-    for (uint32_t v = 0; v < nv; ++v) {
-        const uint32_t rb = s.range_begin[v], re = s.range_begin[v + 1];
-        if (rb == re) continue;
-        Interval it;
-        it.vreg = v;
-        it.cls = static_cast<RegClass>(vclass[v]);
-        it.start = s.ranges[rb].from;
-        it.end = s.ranges[re - 1].to;
-        it.range_begin = it.cursor = rb;
-        it.range_end = re;
-        it.use_begin = s.use_begin[v];
-        it.use_end = s.use_begin[v + 1];
-        s.first_interval[v] = static_cast<uint32_t>(s.intervals.size());
-        s.intervals.push_back(it);
-    }
-
-    // --- Affinities: moves, reuses and block parameters prefer one register. ---
-    s.hint_vreg.assign(nv, kNone);
-    s.hint_pos.assign(nv, 0);
-    for (uint32_t i = 0; i < ni; ++i) {
-        const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
-        for (uint32_t o = ob; o < oe; ++o) {
-            const Operand& op = f.operands[o];
-            if (op.kind != OperandKind::Def || op.constraint != Constraint::Reuse) continue;
-            s.hint_vreg[op.vreg.index()] = f.operands[ob + op.aux].vreg.index();
-            s.hint_pos[op.vreg.index()] = pos_before(i);
-        }
-        if ((f.flags[i] & inst_flags::kMove) && oe - ob == 2 && f.operands[ob].kind == OperandKind::Use &&
-            f.operands[ob + 1].kind == OperandKind::Def) {
-            s.hint_vreg[f.operands[ob + 1].vreg.index()] = f.operands[ob].vreg.index();
-            s.hint_pos[f.operands[ob + 1].vreg.index()] = pos_early(i);
-        }
-    }
+    // --- Affinities of block parameters and branch arguments (after those of
+    // moves and reuses, which take precedence). ---
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t e = f.succs_begin[b]; e < f.succs_begin[b + 1]; ++e) {
             const uint32_t t = f.succs[e];

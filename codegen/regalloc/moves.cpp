@@ -9,8 +9,17 @@ namespace {
 
 uint64_t key_of(Allocation a) { return uint64_t{static_cast<uint8_t>(a.kind)} << 32 | a.index; }
 
+// Sets of a few moves (the usual case) are searched linearly, larger ones
+// are sorted and searched by bisection.
+constexpr size_t kLinear = 16;
+
 template <class Vec>
-auto* find_key(Vec& v, uint64_t key) {
+auto* find_key(Vec& v, uint64_t key, bool sorted) {
+    if (!sorted) {
+        for (auto& e : v)
+            if (e.first == key) return &e;
+        return static_cast<decltype(&v[0])>(nullptr);
+    }
     auto it = std::lower_bound(v.begin(), v.end(), key, [](const auto& e, uint64_t k) { return e.first < k; });
     return it != v.end() && it->first == key ? &*it : nullptr;
 }
@@ -49,30 +58,39 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
     }
     by_dest_.clear();
     readers_.clear();
+    const bool sorted = pending_.size() > kLinear;
     for (uint32_t m : pending_) {
         assert(moves_[m].from != scratch_of(moves_[m].cls) && moves_[m].to != scratch_of(moves_[m].cls) &&
                "the scratch register is no input location");
         by_dest_.push_back({key_of(moves_[m].to), m});
+        if (!sorted) {
+            if (auto* r = find_key(readers_, key_of(moves_[m].from), false)) {
+                ++r->second;
+                continue;
+            }
+        }
         readers_.push_back({key_of(moves_[m].from), 1});
     }
-    std::sort(by_dest_.begin(), by_dest_.end());
-    assert(std::adjacent_find(by_dest_.begin(), by_dest_.end(),
-                              [](const auto& a, const auto& b) { return a.first == b.first; }) == by_dest_.end() &&
-           "two moves write one location");
-    std::sort(readers_.begin(), readers_.end());
-    size_t w = 0;
-    for (size_t r = 0; r < readers_.size(); ++r) {
-        if (w > 0 && readers_[w - 1].first == readers_[r].first) {
-            ++readers_[w - 1].second;
-            continue;
+    if (sorted) {
+        std::sort(by_dest_.begin(), by_dest_.end());
+        assert(std::adjacent_find(by_dest_.begin(), by_dest_.end(),
+                                  [](const auto& a, const auto& b) { return a.first == b.first; }) == by_dest_.end() &&
+               "two moves write one location");
+        std::sort(readers_.begin(), readers_.end());
+        size_t w = 0;
+        for (size_t r = 0; r < readers_.size(); ++r) {
+            if (w > 0 && readers_[w - 1].first == readers_[r].first) {
+                ++readers_[w - 1].second;
+                continue;
+            }
+            readers_[w++] = readers_[r];
         }
-        readers_[w++] = readers_[r];
+        readers_.resize(w);
     }
-    readers_.resize(w);
 
     ready_.clear();
     for (uint32_t m : pending_) {
-        auto* r = find_key(readers_, key_of(moves_[m].to));
+        auto* r = find_key(readers_, key_of(moves_[m].to), sorted);
         if (!r || r->second == 0) ready_.push_back(m);
     }
 
@@ -86,9 +104,9 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
             emit(mv.from, mv.to, mv.cls);
             mv.done = true;
             --remaining;
-            auto* r = find_key(readers_, key_of(mv.from));
+            auto* r = find_key(readers_, key_of(mv.from), sorted);
             if (!r || --r->second != 0) continue;
-            auto* d = find_key(by_dest_, key_of(mv.from));
+            auto* d = find_key(by_dest_, key_of(mv.from), sorted);
             if (d && !moves_[d->second].done) ready_.push_back(d->second);
         }
         if (remaining == 0) break;
@@ -126,7 +144,7 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
             Move& mv = moves_[pending_[i]];
             if (!mv.done && mv.from == saved) mv.from = temp;
         }
-        find_key(readers_, key_of(saved))->second = 0;
+        find_key(readers_, key_of(saved), sorted)->second = 0;
         ready_.push_back(m);
     }
     moves_.clear();

@@ -75,18 +75,10 @@ private:
         s_.split_moves.push_back({key, from, to, cls, store ? v : kNone});
     }
     void stores_at_definitions();
-    int reuse_def_of(uint32_t ob, uint32_t oe, uint32_t use_index) const {
-        for (uint32_t o = ob; o < oe; ++o)
-            if (f_.operands[o].kind == OperandKind::Def && f_.operands[o].constraint == Constraint::Reuse &&
-                f_.operands[o].aux == use_index)
-                return static_cast<int>(o);
-        return -1;
-    }
     Allocation def_alloc(uint32_t i, uint32_t o) const;
-    void operand_allocs(Output& out);
+    void operand_allocs_and_fixups(Output& out);
     void split_moves();
     void edge_moves();
-    void fixup_moves();
 
     Context::Impl& s_;
     const Function& f_;
@@ -124,26 +116,73 @@ Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
     return loc_at(op.vreg.index(), s_.def_pos[op.vreg.index()]);
 }
 
-void Resolver::operand_allocs(Output& out) {
+// Operand allocations, and the copies around instructions: into the
+// registers of Fixed uses and reused inputs (Before(i)) and out of those of
+// Fixed defs (After(i)).
+void Resolver::operand_allocs_and_fixups(Output& out) {
     out.allocs.resize(f_.operands.size());
+    Allocation* allocs = out.allocs.data();
+    const Operand* ops = f_.operands.data();
+    // reuse_of[k]: the Reuse def of use operand k of the current instruction
+    // when reuse_stamp[k] says it is this instruction's.
+    uint32_t reuse_stamp[256], reuse_of[256];
+    std::fill(std::begin(reuse_stamp), std::end(reuse_stamp), kNone);
     for (uint32_t i = 0; i < f_.num_insts(); ++i) {
         const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+        bool special = false;  // Fixed or Reuse operands: copies around the instruction
         for (uint32_t o = ob; o < oe; ++o) {
-            const Operand& op = f_.operands[o];
+            const Operand& op = ops[o];
+            if (op.constraint == Constraint::Fixed) special = true;
+            if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse) {
+                special = true;
+                reuse_stamp[op.aux] = i;
+                reuse_of[op.aux] = o;
+            }
+        }
+        auto reuse_def_of = [&](uint32_t o) -> int {
+            return reuse_stamp[o - ob] == i ? static_cast<int>(reuse_of[o - ob]) : -1;
+        };
+        for (uint32_t o = ob; o < oe; ++o) {
+            const Operand& op = ops[o];
             if (op.kind == OperandKind::Def) {
-                out.allocs[o] = def_alloc(i, o);
+                allocs[o] = def_alloc(i, o);
                 continue;
             }
             if (op.constraint == Constraint::Fixed) {
-                out.allocs[o] = Allocation::reg(op.fixed_reg());
+                allocs[o] = Allocation::reg(op.fixed_reg());
                 continue;
             }
-            const int d = reuse_def_of(ob, oe, o - ob);
-            if (d >= 0) {
-                out.allocs[o] = def_alloc(i, static_cast<uint32_t>(d));
+            if (special && reuse_def_of(o) >= 0) continue;  // the def's allocation, set below
+            allocs[o] = loc_at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
+        }
+        if (!special) continue;
+        const uint32_t before = point_key(ProgPoint::before(i), kPhaseFixup);
+        const uint32_t after = point_key(ProgPoint::after(i), kPhaseDefFixup);
+        const size_t group = s_.split_moves.size();
+        for (uint32_t o = ob; o < oe; ++o) {
+            const Operand& op = ops[o];
+            const uint32_t v = op.vreg.index();
+            if (op.kind == OperandKind::Use) {
+                Allocation to;
+                if (op.constraint == Constraint::Fixed) {
+                    to = Allocation::reg(op.fixed_reg());
+                } else {
+                    const int d = reuse_def_of(o);
+                    if (d < 0) continue;
+                    to = allocs[d];
+                    allocs[o] = to;
+                }
+                const Allocation from = source_at(v, pos_before(i));
+                bool dup = false;  // the same vreg named twice with one register
+                for (size_t k = group; k < s_.split_moves.size(); ++k)
+                    dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
+                if (!dup) add(before, from, to, op.vreg.cls());
                 continue;
             }
-            out.allocs[o] = loc_at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
+            const bool fixed = op.constraint == Constraint::Fixed ||
+                               (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed);
+            if (!fixed || s_.raw_uses[v] == 0) continue;
+            add(after, allocs[o], loc_at(v, s_.def_pos[v]), op.vreg.cls());
         }
     }
 }
@@ -181,40 +220,6 @@ void Resolver::edge_moves() {
                 const VReg a = f_.branch_args[f_.branch_args_begin[e] + k];
                 add(key, source_at(a.index(), from_pos), loc_at(p.index(), to_pos), p.cls());
             }
-        }
-    }
-}
-
-void Resolver::fixup_moves() {
-    for (uint32_t i = 0; i < f_.num_insts(); ++i) {
-        const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
-        const uint32_t before = point_key(ProgPoint::before(i), kPhaseFixup);
-        const uint32_t after = point_key(ProgPoint::after(i), kPhaseDefFixup);
-        const size_t group = s_.split_moves.size();
-        for (uint32_t o = ob; o < oe; ++o) {
-            const Operand& op = f_.operands[o];
-            const uint32_t v = op.vreg.index();
-            if (op.kind == OperandKind::Use) {
-                Allocation to;
-                if (op.constraint == Constraint::Fixed) {
-                    to = Allocation::reg(op.fixed_reg());
-                } else {
-                    const int d = reuse_def_of(ob, oe, o - ob);
-                    if (d < 0) continue;
-                    to = def_alloc(i, static_cast<uint32_t>(d));
-                }
-                const Allocation from = source_at(v, pos_before(i));
-                bool dup = false;  // the same vreg named twice with one register
-                for (size_t k = group; k < s_.split_moves.size(); ++k)
-                    dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
-                if (!dup) add(before, from, to, op.vreg.cls());
-                continue;
-            }
-            const bool fixed = op.constraint == Constraint::Fixed ||
-                               (op.constraint == Constraint::Reuse &&
-                                f_.operands[ob + op.aux].constraint == Constraint::Fixed);
-            if (!fixed || s_.raw_uses[v] == 0) continue;
-            add(after, def_alloc(i, o), loc_at(v, s_.def_pos[v]), op.vreg.cls());
         }
     }
 }
@@ -269,25 +274,28 @@ void Resolver::run(Output& out) {
     s_.piece_begin[nv] = static_cast<uint32_t>(s_.pieces.size());
 
     find_remat();
-    operand_allocs(out);
     s_.split_moves.clear();
+    operand_allocs_and_fixups(out);
     split_moves();
     edge_moves();
-    fixup_moves();
     stores_at_definitions();
 
-    auto& moves = s_.split_moves;
-    std::stable_sort(moves.begin(), moves.end(),
-                     [](const Context::Impl::PendingMove& a, const Context::Impl::PendingMove& b) {
-                         return a.point_key < b.point_key;
-                     });
+    // Moves by point, in the order they were added within a point (keys
+    // with the index below them: a stable order without a merge buffer).
+    const auto& moves = s_.split_moves;
+    auto& order = s_.move_order;
+    order.resize(moves.size());
+    for (size_t k = 0; k < moves.size(); ++k) order[k] = uint64_t{moves[k].point_key} << 32 | k;
+    std::sort(order.begin(), order.end());
     s_.emergency_slot = kNoSlot;
     uint32_t num_slots = s_.num_slots;
     out.edits.clear();
-    for (size_t k = 0; k < moves.size();) {
-        const uint32_t key = moves[k].point_key;
-        for (; k < moves.size() && moves[k].point_key == key; ++k)
-            s_.pmoves.add(moves[k].from, moves[k].to, moves[k].cls);
+    for (size_t k = 0; k < order.size();) {
+        const uint32_t key = static_cast<uint32_t>(order[k] >> 32);
+        for (; k < order.size() && order[k] >> 32 == key; ++k) {
+            const auto& m = moves[static_cast<uint32_t>(order[k])];
+            s_.pmoves.add(m.from, m.to, m.cls);
+        }
         ProgPoint point;
         point.bits = key / kPhases;
         s_.pmoves.resolve(*s_.env, point, s_.emergency_slot, num_slots, out.edits);
