@@ -55,6 +55,7 @@ private:
         return next_fixed_slow(reg, it);
     }
     uint32_t next_fixed_slow(unsigned reg, const Interval& it) const;
+    uint32_t free_until(unsigned r, const Interval& it) const;
     static uint64_t bit(unsigned reg) { return uint64_t{1} << (reg % kMaxRegsPerClass); }
     uint32_t first_use_index(const Interval& it, uint32_t pos) const;
     uint32_t first_must(const Interval& it, uint32_t pos) const;
@@ -290,49 +291,49 @@ void Scan::advance(unsigned cls, uint32_t pos) {
     }
 }
 
+// Where register r stops being free for `it` (0: taken now).
+uint32_t Scan::free_until(unsigned r, const Interval& it) const {
+    if (s_.active[r] != kNone) return 0;
+    uint32_t fu = next_fixed(r, it);
+    if (!(busy_[static_cast<unsigned>(it.cls)] & bit(r))) return fu;  // no inactive intervals
+    for (uint32_t j : s_.inactive[r]) {
+        if (fu <= it.start) break;
+        fu = std::min(fu, next_intersection(iv_[j], it));
+    }
+    return fu;
+}
+
 bool Scan::try_free(uint32_t id) {
     const Interval& it = iv_[id];
-    const auto& regs = regs_[static_cast<unsigned>(it.cls)];
-    uint32_t free_until[kMaxRegsPerClass];
-    for (size_t k = 0; k < regs.size(); ++k) {
-        const unsigned r = regs[k];
-        if (s_.active[r] != kNone) {
-            free_until[k] = 0;
-            continue;
-        }
-        uint32_t fu = next_fixed(r, it);
-        if (!(busy_[static_cast<unsigned>(it.cls)] & bit(r))) {
-            free_until[k] = fu;
-            continue;
-        }
-        for (uint32_t j : s_.inactive[r]) {
-            if (fu <= it.start) break;
-            fu = std::min(fu, next_intersection(iv_[j], it));
-        }
-        free_until[k] = fu;
-    }
+    const unsigned cls = static_cast<unsigned>(it.cls);
+    const auto& regs = regs_[cls];
+    // The hinted register if it is free to the end, else the first such in
+    // the environment's order, else the one free longest (the hint on ties).
     const uint32_t hint = location_hint(id);
-    size_t best = regs.size();
-    for (size_t k = 0; k < regs.size(); ++k) {
-        if (regs[k] == hint && free_until[k] >= it.end) best = k;
-    }
-    for (size_t k = 0; k < regs.size() && best == regs.size(); ++k)
-        if (free_until[k] >= it.end) best = k;
-    if (best == regs.size()) {
-        uint32_t max_fu = 0;
-        for (size_t k = 0; k < regs.size(); ++k) {
-            if (free_until[k] > max_fu || (free_until[k] == max_fu && regs[k] == hint && max_fu > 0)) {
-                max_fu = free_until[k];
-                best = k;
-            }
-        }
-    }
-    if (best == regs.size() || free_until[best] <= it.start) return false;
-    if (free_until[best] >= it.end) {
-        assign_reg(id, regs[best]);
+    const bool hint_ok = hint != kNone && hint / kMaxRegsPerClass == cls && s_.allocatable.contains(PReg::from_index(hint));
+    if (hint_ok && free_until(hint, it) >= it.end) {
+        assign_reg(id, hint);
         return true;
     }
-    const uint32_t limit = floor_before(free_until[best]);
+    uint32_t free_until_of[kMaxRegsPerClass];
+    for (size_t k = 0; k < regs.size(); ++k) {
+        free_until_of[k] = free_until(regs[k], it);
+        if (free_until_of[k] >= it.end) {
+            assign_reg(id, regs[k]);
+            return true;
+        }
+    }
+    size_t best = regs.size();
+    uint32_t max_fu = 0;
+    for (size_t k = 0; k < regs.size(); ++k) {
+        if (free_until_of[k] > max_fu || (free_until_of[k] == max_fu && regs[k] == hint && max_fu > 0)) {
+            max_fu = free_until_of[k];
+            best = k;
+        }
+    }
+    // Not free to the end (that was taken above): split before it stops being free.
+    if (best == regs.size() || free_until_of[best] <= it.start) return false;
+    const uint32_t limit = floor_before(free_until_of[best]);
     if (limit <= it.start) return false;
     const uint32_t child = split(id, optimal_split(it.start, limit));
     assign_reg(id, regs[best]);
