@@ -117,8 +117,13 @@ struct Context::Impl {
 
     // Registers.
     std::vector<FixedRange> fixed[kNumPRegs];  // filled only for allocatable registers
+    PRegSet fixed_used;  // registers whose `fixed` list is not empty
     PRegSet allocatable;
     std::vector<unsigned> scan_regs[kNumRegClasses];  // allocatable registers per class, in preference order
+    // The environment of the last call, validated (a new one is checked again).
+    bool env_checked = false;
+    std::vector<PReg> env_regs[kNumRegClasses];
+    PReg env_scratch[kNumRegClasses];
 
     std::vector<Interval> intervals;
 
@@ -136,9 +141,12 @@ struct Context::Impl {
     // Linear scan.
     std::vector<uint32_t> initial_order;  // one interval per vreg, by start
     std::vector<std::pair<uint32_t, uint32_t>> unhandled;  // min-heap of (start, interval) of split pieces
-    uint32_t active[kNumPRegs];
+    uint32_t active[kNumPRegs] = {};
     std::vector<uint32_t> inactive[kNumPRegs];
-    uint32_t fixed_cursor[kNumPRegs];
+    uint32_t fixed_cursor[kNumPRegs] = {};  // 0 wherever `fixed` is empty
+    // Registers whose active/inactive state a scan may have left set (all
+    // of them before the first scan); the next scan resets only these.
+    PRegSet scan_dirty = {{~uint64_t{0}, ~uint64_t{0}}};
     std::vector<std::pair<uint32_t, uint32_t>> free_slots;  // min-heap of (free from, slot)
     uint32_t num_slots = 0;
     uint32_t num_splits = 0;
@@ -162,6 +170,11 @@ struct Context::Impl {
     std::vector<uint32_t> remat_inst;  // per vreg: its kRemat definition, or kNone
     std::vector<PendingMove> split_moves;
     std::vector<uint64_t> move_order;  // point_key << 32 | index into split_moves
+    // Reuse defs of the current instruction by use operand index, valid where
+    // reuse_stamp equals reuse_gen (bumped per instruction; no clearing).
+    uint32_t reuse_stamp[256] = {};
+    uint32_t reuse_of[256] = {};
+    uint32_t reuse_gen = 0;
     uint32_t emergency_slot = kNoSlot;
 
     uint32_t block_start(uint32_t b) const { return pos_before(func->block_insts_begin[b]); }

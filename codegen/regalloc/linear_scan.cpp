@@ -478,13 +478,13 @@ uint32_t Scan::next_unhandled() {
 std::string Scan::run() {
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         class_position_[c] = kNone;
-        busy_[c] = 0;
-        for (unsigned r : regs_[c]) {
+        for (uint64_t bits = s_.scan_dirty.bits[c]; bits; bits &= bits - 1) {
+            const unsigned r = c * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
             s_.active[r] = kNone;
-            s_.fixed_cursor[r] = 0;
             s_.inactive[r].clear();
-            if (!s_.fixed[r].empty()) busy_[c] |= bit(r);
         }
+        s_.scan_dirty.bits[c] = ~uint64_t{0};  // until the scan completes
+        busy_[c] = s_.fixed_used.bits[c];  // fixed cursors are 0 (liveness reset them)
     }
     s_.spill_slot.assign(s_.func->num_vregs, kNone);
     s_.free_slots.clear();
@@ -525,6 +525,8 @@ std::string Scan::run() {
         std::string err = allocate_blocked(id);
         if (!err.empty()) return err;
     }
+    // Only registers still marked busy can hold intervals.
+    for (unsigned c = 0; c < kNumRegClasses; ++c) s_.scan_dirty.bits[c] = busy_[c];
     return {};
 }
 

@@ -25,15 +25,21 @@ using std::to_string;
 
 std::string vname(uint32_t v) { return "v" + to_string(v); }
 
-std::string check_csr(const std::vector<uint32_t>& begin, size_t n, size_t total, const char* name) {
-    if (begin.size() != n + 1) return std::string(name) + ": wrong size";
-    if (begin[0] != 0 || begin[n] != total) return std::string(name) + ": wrong bounds";
+// What is wrong with a CSR offset array, or nullptr.
+const char* csr_error(const std::vector<uint32_t>& begin, size_t n, size_t total) {
+    if (begin.size() != n + 1) return ": wrong size";
+    if (begin[0] != 0 || begin[n] != total) return ": wrong bounds";
     for (size_t i = 0; i < n; ++i)
-        if (begin[i] > begin[i + 1]) return std::string(name) + ": not monotone";
-    return {};
+        if (begin[i] > begin[i + 1]) return ": not monotone";
+    return nullptr;
 }
 
 std::string validate_env(const MachineEnv& env, Context::Impl& s) {
+    // The same environment as last time (the usual case): already checked.
+    if (s.env_checked && env.scratch[0] == s.env_scratch[0] && env.scratch[1] == s.env_scratch[1] &&
+        env.allocatable[0] == s.env_regs[0] && env.allocatable[1] == s.env_regs[1])
+        return {};
+    s.env_checked = false;
     s.allocatable = PRegSet();
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         const PReg scratch = env.scratch[c];
@@ -48,6 +54,11 @@ std::string validate_env(const MachineEnv& env, Context::Impl& s) {
             s.scan_regs[c].push_back(r.index());
         }
     }
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        s.env_regs[c] = env.allocatable[c];
+        s.env_scratch[c] = env.scratch[c];
+    }
+    s.env_checked = true;
     return {};
 }
 
@@ -59,13 +70,12 @@ std::string validate_cfg(const Function& f) {
     for (uint32_t b = 0; b < nb; ++b)
         if (f.block_insts_begin[b] >= f.block_insts_begin[b + 1]) return "block" + to_string(b) + " is empty";
     if (ni >= (uint32_t{1} << 29)) return "function too large";
-    std::string e;
-    if (!(e = check_csr(f.succs_begin, nb, f.succs.size(), "succs_begin")).empty()) return e;
-    if (!(e = check_csr(f.preds_begin, nb, f.preds.size(), "preds_begin")).empty()) return e;
-    if (!(e = check_csr(f.params_begin, nb, f.params.size(), "params_begin")).empty()) return e;
-    if (!(e = check_csr(f.branch_args_begin, f.succs.size(), f.branch_args.size(), "branch_args_begin")).empty())
-        return e;
-    if (!(e = check_csr(f.operands_begin, ni, f.operands.size(), "operands_begin")).empty()) return e;
+    if (const char* e = csr_error(f.succs_begin, nb, f.succs.size())) return std::string("succs_begin") + e;
+    if (const char* e = csr_error(f.preds_begin, nb, f.preds.size())) return std::string("preds_begin") + e;
+    if (const char* e = csr_error(f.params_begin, nb, f.params.size())) return std::string("params_begin") + e;
+    if (const char* e = csr_error(f.branch_args_begin, f.succs.size(), f.branch_args.size()))
+        return std::string("branch_args_begin") + e;
+    if (const char* e = csr_error(f.operands_begin, ni, f.operands.size())) return std::string("operands_begin") + e;
     if (f.loop_depth.size() != nb) return "loop_depth: wrong size";
     if (f.flags.size() != ni) return "flags: wrong size";
     if (f.succs.size() != f.preds.size()) return "successor and predecessor lists disagree";
@@ -259,9 +269,16 @@ std::string build_liveness(Context::Impl& s) {
         uses[k] = u;
     };
     for (unsigned c = 0; c < kNumRegClasses; ++c)
-        for (unsigned r : s.scan_regs[c]) s.fixed[r].clear();
+        for (uint64_t bits = s.fixed_used.bits[c]; bits; bits &= bits - 1) {
+            const unsigned r = c * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
+            s.fixed[r].clear();
+            s.fixed_cursor[r] = 0;
+        }
+    s.fixed_used = PRegSet();
     auto reserve = [&](PReg r, uint32_t from, uint32_t to, uint32_t owner) {
-        if (s.allocatable.contains(r)) s.fixed[r.index()].push_back({from, to, owner});
+        if (!s.allocatable.contains(r)) return;
+        s.fixed[r.index()].push_back({from, to, owner});
+        s.fixed_used.add(r);
     };
     s.hint_vreg.assign(nv, kNone);
     s.hint_pos.resize(nv);  // read only where hint_vreg is set
@@ -490,9 +507,9 @@ std::string build_liveness(Context::Impl& s) {
 
     // --- Fixed ranges: sorted, touching ranges of one owner merged. ---
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
-        for (unsigned r : s.scan_regs[c]) {
+        for (uint64_t bits = s.fixed_used.bits[c]; bits; bits &= bits - 1) {
+            const unsigned r = c * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
             auto& list = s.fixed[r];
-            if (list.empty()) continue;
             // Ranges come in instruction order and start inside their instruction,
             // so only ranges of one instruction can be out of order: a stable
             // insertion sort is linear here.

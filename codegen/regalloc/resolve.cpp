@@ -123,24 +123,27 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
     out.allocs.resize(f_.operands.size());
     Allocation* allocs = out.allocs.data();
     const Operand* ops = f_.operands.data();
-    // reuse_of[k]: the Reuse def of use operand k of the current instruction
-    // when reuse_stamp[k] says it is this instruction's.
-    uint32_t reuse_stamp[256], reuse_of[256];
-    std::fill(std::begin(reuse_stamp), std::end(reuse_stamp), kNone);
+    uint32_t* reuse_stamp = s_.reuse_stamp;
+    uint32_t* reuse_of = s_.reuse_of;
     for (uint32_t i = 0; i < f_.num_insts(); ++i) {
         const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+        if (++s_.reuse_gen == 0) {  // wrapped: old stamps could match again
+            std::fill(reuse_stamp, reuse_stamp + 256, 0);
+            s_.reuse_gen = 1;
+        }
+        const uint32_t gen = s_.reuse_gen;
         bool special = false;  // Fixed or Reuse operands: copies around the instruction
         for (uint32_t o = ob; o < oe; ++o) {
             const Operand& op = ops[o];
             if (op.constraint == Constraint::Fixed) special = true;
             if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse) {
                 special = true;
-                reuse_stamp[op.aux] = i;
+                reuse_stamp[op.aux] = gen;
                 reuse_of[op.aux] = o;
             }
         }
         auto reuse_def_of = [&](uint32_t o) -> int {
-            return reuse_stamp[o - ob] == i ? static_cast<int>(reuse_of[o - ob]) : -1;
+            return reuse_stamp[o - ob] == gen ? static_cast<int>(reuse_of[o - ob]) : -1;
         };
         for (uint32_t o = ob; o < oe; ++o) {
             const Operand& op = ops[o];
