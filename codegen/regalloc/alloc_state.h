@@ -131,7 +131,7 @@ struct Context::Impl {
     std::vector<uint32_t> li_stamp, lo_stamp, lu_stamp, lu_end, work;
     std::vector<std::pair<uint32_t, uint32_t>> livein_pairs;
     std::vector<Range> tmp_ranges;
-    std::vector<uint32_t> vreg_class;  // per vreg: RegClass, or 2 before it is known
+    std::vector<uint32_t> vreg_class;  // per defined vreg: its RegClass
 
     // Split-position choice: sparse table of the shallowest block (latest on
     // ties) over block ranges.

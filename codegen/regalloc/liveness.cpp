@@ -122,9 +122,9 @@ std::string validate_operands(Context::Impl& s) {
     const MachineEnv& env = *s.env;
     const uint32_t nb = f.num_blocks(), nv = f.num_vregs;
     s.def_pos.assign(nv, kNone);
-    s.def_block.assign(nv, kNone);
+    s.def_block.resize(nv);  // read only for defined vregs
     s.raw_uses.assign(nv, 0);
-    s.vreg_class.assign(nv, 2);
+    s.vreg_class.resize(nv);  // read only for defined vregs
     s.use_begin.assign(nv + 1, 0);
     uint32_t* def_pos = s.def_pos.data();
     uint32_t* raw_uses = s.raw_uses.data();

@@ -264,7 +264,7 @@ void Resolver::stores_at_definitions() {
 
 void Resolver::run(Output& out) {
     const uint32_t nv = f_.num_vregs;
-    s_.piece_begin.assign(nv + 1, 0);
+    s_.piece_begin.resize(nv + 1);  // every entry is written below
     s_.pieces.clear();
     s_.piece_start.clear();
     for (uint32_t v = 0; v < nv; ++v) {
