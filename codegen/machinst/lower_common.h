@@ -122,11 +122,15 @@ protected:
     // Values take the vreg of their own number, temporaries the numbers
     // after them: the numbering cannot depend on the order in which the
     // compiler evaluates the arguments of a call like alu(use(x), use(y)).
-    ra::VReg vreg_of(Value v) const { return vreg_of_resolved(dfg_.resolve_aliases(v)); }
+    /// dfg.resolve_aliases(v), with the common case (not an alias) inline.
+    Value resolved(Value v) const {
+        return dfg_.value_def(v).kind == ValueDef::Kind::Alias ? dfg_.resolve_aliases(v) : v;
+    }
+    ra::VReg vreg_of(Value v) const { return vreg_of_resolved(resolved(v)); }
     ra::VReg vreg_of_resolved(Value v) const { return ra::VReg(v.index(), reg_class_of(dfg_.value_type(v))); }
     /// The vreg of `v`, and `v` is needed (its definition must be emitted).
     ra::VReg use(Value v) {
-        v = dfg_.resolve_aliases(v);
+        v = resolved(v);
         needed_[v] = 1;
         return vreg_of_resolved(v);
     }
@@ -136,7 +140,7 @@ protected:
 
     /// If `v` is an iconst, its value sign-extended from its width.
     std::optional<int64_t> const_of(Value v) const {
-        v = dfg_.resolve_aliases(v);
+        v = resolved(v);
         ValueDef d = dfg_.value_def(v);
         if (!d.is_result()) return std::nullopt;
         const InstructionData& id = dfg_[d.inst()];
@@ -145,7 +149,7 @@ protected:
     }
     /// The defining instruction of `v` if it has `op`.
     std::optional<Inst> def_with(Value v, Opcode op) const {
-        v = dfg_.resolve_aliases(v);
+        v = resolved(v);
         ValueDef d = dfg_.value_def(v);
         if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
         return d.inst();

@@ -313,7 +313,7 @@ constexpr unsigned kMaxFoldDistance = 16;  // instructions scanned between a loa
 }  // namespace
 
 std::optional<Lowerer::FoldedLoad> Lowerer::fold_load(Value v, unsigned bytes, bool is_float) {
-    v = dfg_.resolve_aliases(v);
+    v = resolved(v);
     auto load = def_with(v, Opcode::Load);
     if (!load || needed_[v] || cur_inst_ == kNone) return std::nullopt;
     const InstructionData& ld = dfg_[*load];
@@ -328,7 +328,7 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load(Value v, unsigned bytes, b
     for (std::optional<Inst> i = here; i != load; i = f_.layout.prev_inst(*i)) {
         if (!i || ++steps > kMaxFoldDistance) return std::nullopt;
         if (*i != here && blocks_load_motion(dfg_[*i])) return std::nullopt;
-        dfg_.for_each_inst_value(*i, [&](Value a) { reads += dfg_.resolve_aliases(a) == v; });
+        dfg_.for_each_inst_value(*i, [&](Value a) { reads += resolved(a) == v; });
     }
     if (reads != 1) return std::nullopt;
     FoldedLoad fl;
