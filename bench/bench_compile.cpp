@@ -302,9 +302,10 @@ void BM_Emit(benchmark::State& state) {
     ra::Output alloc;
     if (!ra::allocate(vcode.ra, x64::machine_env(), alloc, ctx).empty()) std::abort();
     CompiledCode code;
+    x64::EmitContext ectx;  // kept between functions, as the ISA keeps it
     for (auto _ : state) {
         code.clear();
-        std::string err = x64::emit_function(*in.func, vcode, alloc, settings, code);
+        std::string err = x64::emit_function(*in.func, vcode, alloc, settings, code, ectx);
         if (!err.empty()) state.SkipWithError(err.c_str());
         benchmark::DoNotOptimize(code.bytes.data());
     }

@@ -948,7 +948,8 @@ std::string Emitter::run() {
     find_forwarded_blocks();
     prologue();
     size_t edit = 0;
-    const std::vector<uint32_t> order = code_order(vc_);
+    std::vector<uint32_t> identity;
+    const std::vector<uint32_t>& order = code_order(vc_, identity);
     for (uint32_t k = 0; k < nb; ++k) {
         const uint32_t b = order[k];
         if (final_block(b) != b) continue;

@@ -7,6 +7,7 @@
 namespace heron::isa {
 
 void EmitterBase::attach(asmjit::Arch arch, asmjit::BaseAssembler& a) {
+    code_.reset();
     code_.init(asmjit::Environment(arch));
     code_.setErrorHandler(&errors_);
     code_.attach(&a);

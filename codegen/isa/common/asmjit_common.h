@@ -34,7 +34,10 @@ struct ErrorRecorder : asmjit::ErrorHandler {
 /// attaches its assembler with `begin`.
 class EmitterBase {
 protected:
-    explicit EmitterBase(CompiledCode& out) : out_(out) {}
+    explicit EmitterBase(CompiledCode& out) : out_(out), code_(own_code_) {}
+    /// With a CodeHolder kept between functions (reset, not rebuilt, for
+    /// each: its zone memory is reused).
+    EmitterBase(CompiledCode& out, asmjit::CodeHolder& code) : out_(out), code_(code) {}
 
     /// Initializes the CodeHolder for `arch` and attaches `a`; makes a label
     /// per block of `vc` and sizes the tables of call-target slots and jump
@@ -95,13 +98,14 @@ protected:
     }
 
     /// The VCode blocks in code order: the VCode's layout (BlockOrder), or
-    /// its own order when it has none (VCode built by hand in tests).
+    /// its own order when it has none (VCode built by hand in tests), made
+    /// in `scratch`.
     template <class VCode>
-    static std::vector<uint32_t> code_order(const VCode& vc) {
+    static const std::vector<uint32_t>& code_order(const VCode& vc, std::vector<uint32_t>& scratch) {
         if (vc.layout.size() == vc.num_blocks()) return vc.layout;
-        std::vector<uint32_t> order(vc.num_blocks());
-        for (uint32_t b = 0; b < order.size(); ++b) order[b] = b;
-        return order;
+        scratch.resize(vc.num_blocks());
+        for (uint32_t b = 0; b < scratch.size(); ++b) scratch[b] = b;
+        return scratch;
     }
 
     /// Binds each trap stub and emits its trapping instruction with
@@ -144,7 +148,8 @@ protected:
     uint32_t offset() const { return static_cast<uint32_t>(asm_->offset()); }
 
     CompiledCode& out_;
-    asmjit::CodeHolder code_;
+    asmjit::CodeHolder own_code_;
+    asmjit::CodeHolder& code_;
     ErrorRecorder errors_;
     struct Stub {
         asmjit::Label label;

@@ -27,6 +27,25 @@ namespace x86 = asmjit::x86;
 using asmjit::Label;
 using ra::Allocation;
 
+struct EmitContext::State {
+    /// A jump to a block, as first emitted: the long form (jmp rel32, jcc
+    /// rel32) with its displacement left open, or for kSkipNext a 2-byte
+    /// jcc over the next jump (the first half of a float equality branch).
+    struct BlockJump {
+        uint32_t at;      // offset of its first byte
+        uint32_t target;  // VCode block, or kSkipNext
+        uint8_t cc;       // x86 condition code, or kAlways
+        bool short_form;  // decided by relax_block_jumps
+    };
+    asmjit::CodeHolder code;
+    std::vector<uint32_t> forward, block_offset, first_jump, removed, next, order, slot_offset;
+    std::vector<BlockJump> jumps;
+    std::vector<uint8_t> has_edits, saved;
+};
+
+EmitContext::EmitContext() : state_(std::make_unique<State>()) {}
+EmitContext::~EmitContext() = default;
+
 namespace {
 
 constexpr uint8_t kScratchGpr = regs::R11;
@@ -46,8 +65,11 @@ asmjit::x86::CondCode cc_of(Cond c) { return static_cast<asmjit::x86::CondCode>(
 
 class Emitter : isa::EmitterBase {
 public:
-    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out)
-        : EmitterBase(out), f_(f), vc_(vc), al_(al), settings_(s) {}
+    Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out,
+            EmitContext::State& st)
+        : EmitterBase(out, st.code), f_(f), vc_(vc), al_(al), settings_(s), st_(st), forward_(st.forward),
+          jumps_(st.jumps), block_offset_(st.block_offset), first_jump_(st.first_jump), removed_(st.removed),
+          saved_(st.saved), slot_offset_(st.slot_offset) {}
 
     std::string run();
 
@@ -100,32 +122,25 @@ private:
     const VCode& vc_;
     const ra::Output& al_;
     const Settings& settings_;
-    std::vector<uint32_t> forward_;  // per block: final_target
+    EmitContext::State& st_;  // kept between functions; the members below are its tables
+    std::vector<uint32_t>& forward_;  // per block: final_target
 
-    /// A jump to a block, as first emitted: the long form (jmp rel32, jcc
-    /// rel32) with its displacement left open, or for kSkipNext a 2-byte
-    /// jcc over the next jump (the first half of a float equality branch).
-    struct BlockJump {
-        uint32_t at;      // offset of its first byte
-        uint32_t target;  // VCode block, or kSkipNext
-        uint8_t cc;       // x86 condition code, or kAlways
-        bool short_form;  // decided by relax_block_jumps
-    };
+    using BlockJump = EmitContext::State::BlockJump;
     static constexpr uint8_t kAlways = 0xff;
     static constexpr uint32_t kSkipNext = ~0u - 1;
     /// Bytes of `j` as first emitted.
     static uint32_t long_size(const BlockJump& j) { return j.target == kSkipNext ? 2 : j.cc == kAlways ? 5 : 6; }
-    std::vector<BlockJump> jumps_;         // in code order
-    std::vector<uint32_t> block_offset_;  // per VCode block with code: its start
-    std::vector<uint32_t> first_jump_;    // per VCode block with code: jumps placed before it
-    std::vector<uint32_t> removed_;       // per jump k (and one past): bytes dropped by the jumps before k
+    std::vector<BlockJump>& jumps_;         // in code order
+    std::vector<uint32_t>& block_offset_;  // per VCode block with code: its start
+    std::vector<uint32_t>& first_jump_;    // per VCode block with code: jumps placed before it
+    std::vector<uint32_t>& removed_;       // per jump k (and one past): bytes dropped by the jumps before k
 
     x86::Assembler a_;
 
-    std::vector<uint8_t> saved_;  // callee-saved registers pushed
-    uint32_t frame_size_ = 0;     // bytes subtracted from rsp after the pushes
+    std::vector<uint8_t>& saved_;  // callee-saved registers pushed
+    uint32_t frame_size_ = 0;      // bytes subtracted from rsp after the pushes
     uint32_t spill_base_ = 0;
-    std::vector<uint32_t> slot_offset_;
+    std::vector<uint32_t>& slot_offset_;
 };
 
 void Emitter::layout_frame() {
@@ -938,9 +953,11 @@ void Emitter::compute_forwarding() {
     // A block is a forwarder when its only instruction is a Jmp with no
     // edits around it (an edge block without moves, an empty IR block).
     uint32_t nb = rf().num_blocks();
-    std::vector<uint8_t> has_edits(rf().num_insts(), 0);
+    std::vector<uint8_t>& has_edits = st_.has_edits;
+    has_edits.assign(rf().num_insts(), 0);
     for (const ra::Edit& e : al_.edits) has_edits[e.point.inst()] = 1;
-    std::vector<uint32_t> next(nb);
+    std::vector<uint32_t>& next = st_.next;
+    next.resize(nb);
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t first = rf().block_insts_begin[b];
         bool forwarder = rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Jmp &&
@@ -1084,6 +1101,9 @@ void Emitter::relax_block_jumps() {
 
 std::string Emitter::run() {
     begin(asmjit::Arch::kX64, a_, vc_, /*with_block_labels=*/false);
+    jumps_.clear();
+    saved_.clear();
+    slot_offset_.clear();
     layout_frame();
     uint32_t nb = rf().num_blocks();
     compute_forwarding();
@@ -1092,7 +1112,7 @@ std::string Emitter::run() {
 
     prologue();
     size_t edit = 0;
-    const std::vector<uint32_t> order = code_order(vc_);
+    const std::vector<uint32_t>& order = code_order(vc_, st_.order);
     for (uint32_t k = 0; k < nb; ++k) {
         // A forwarded block has no code: jumps to it go to its final target.
         const uint32_t b = order[k];
@@ -1119,12 +1139,18 @@ std::string Emitter::run() {
 }  // namespace
 
 std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc,
-                          const Settings& settings, CompiledCode& out) {
+                          const Settings& settings, CompiledCode& out, EmitContext& ctx) {
     // One pass; block jumps are relaxed at the end of the code (see
     // relax_block_jumps).
     out.clear();
-    Emitter e(func, vcode, alloc, settings, out);
+    Emitter e(func, vcode, alloc, settings, out, ctx.state());
     return e.run();
+}
+
+std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc,
+                          const Settings& settings, CompiledCode& out) {
+    EmitContext ctx;
+    return emit_function(func, vcode, alloc, settings, out, ctx);
 }
 
 }  // namespace heron::x64

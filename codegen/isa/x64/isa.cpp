@@ -26,13 +26,14 @@ public:
             err = ra::check(vcode_.ra, x64::machine_env(), alloc_);
             if (!err.empty()) return "register allocation checker: " + err;
         }
-        return x64::emit_function(func, vcode_, alloc_, settings_, out);
+        return x64::emit_function(func, vcode_, alloc_, settings_, out, emit_ctx_);
     }
 
 private:
     x64::Settings settings_;
     x64::VCode vcode_;
     LowerContext lower_ctx_;
+    x64::EmitContext emit_ctx_;
     ra::Output alloc_;
     ra::Context ractx_;
 };
