@@ -155,6 +155,15 @@ std::optional<CountedLoop> CountedLoops::recognize(const Function& func, const L
     return std::nullopt;
 }
 
+uint64_t CountedLoops::trip_count(uint64_t a, uint64_t b, unsigned width, uint64_t step, IntCC cond) {
+    const bool sgn = cond == IntCC::Slt || cond == IntCC::Sle;
+    const bool inclusive = cond == IntCC::Sle || cond == IntCC::Ule;
+    const Wide av = read(a, width, sgn);
+    const Wide top = read(b, width, sgn) - (inclusive ? 0 : 1);  // below the minimum: empty
+    if (av > top) return 0;
+    return static_cast<uint64_t>((top - av) / static_cast<Wide>(step) + 1);
+}
+
 std::string CountedLoops::describe(const Function& func, Loop l) const {
     const CountedLoop* c = get(l);
     if (!c) return "conditional";
@@ -180,13 +189,9 @@ std::string CountedLoops::describe(const Function& func, Loop l) const {
     std::string out = "counted " + c->iv.to_string() + " in [" + lo + ", " + hi + "] step " +
                       std::to_string(c->step) + " " + std::string(intcc_name(c->cond));
     if (a && b && !empty) {
-        const Wide av = read(*a, width, sgn);
-        const Wide top = read(*b, width, sgn) - (c->inclusive() ? 0 : 1);
-        if (av > top) {
-            empty = true;
-        } else {
-            out += " (" + wide_string((top - av) / static_cast<Wide>(c->step) + 1) + " iterations)";
-        }
+        const uint64_t n = trip_count(*a, *b, width, c->step, c->cond);
+        if (n == 0) empty = true;
+        else out += " (" + wide_string(n) + " iterations)";
     }
     if (empty) out += " (empty)";
     if (c->no_exit_at_max) out += " (no exit when " + c->bound.to_string() + " = MAX)";

@@ -74,6 +74,12 @@ public:
     /// "conditional". Constants print as their (signed or unsigned) value.
     std::string describe(const Function& func, Loop l) const;
 
+    /// How many times a loop `i cond b` from `a` by `step` runs its body,
+    /// for B-bit constants a and b (their bit patterns): 0 for an empty
+    /// range. `cond` is Slt, Sle, Ult or Ule; the step must be one the
+    /// recognizer accepts for that bound. At most 2^B - 1.
+    static uint64_t trip_count(uint64_t a, uint64_t b, unsigned width, uint64_t step, IntCC cond);
+
 private:
     static constexpr uint32_t kNone = ~0u;
     std::optional<CountedLoop> recognize(const Function& func, const LoopAnalysis& loops, Loop l) const;

@@ -109,10 +109,14 @@ constexpr uint32_t kLoopItem = 1u << 31;
 }  // namespace
 
 void BlockOrder::place_block(Block b) {
-    // The IR block's VCode block, then the edge blocks that follow it.
+    // The IR block's VCode block, then the edge blocks that follow it; a
+    // loop-top edge block before its header instead.
     uint32_t vb = vblock_of(b);
+    if (top_edge_[vb] != kNone) layout_.push_back(top_edge_[vb]);
     layout_.push_back(vb);
-    for (++vb; vb < vb_ir_.size() && vb_ir_[vb] == kNone; ++vb) layout_.push_back(vb);
+    for (++vb; vb < vb_ir_.size() && vb_ir_[vb] == kNone; ++vb) {
+        if (!at_top_[vb]) layout_.push_back(vb);
+    }
 }
 
 void BlockOrder::compute_layout(const Function& f) {
@@ -169,6 +173,26 @@ void BlockOrder::compute_layout(const Function& f) {
         }
         return false;
     };
+    // A loop that is not rotated (a do-while: its latch ends in the exit
+    // test) whose one latch branches back through an edge block (the edge's
+    // moves): that block goes right before the header, so the test branches
+    // to it and it falls into the header, one taken branch per iteration
+    // instead of a branch out plus a jump back.
+    top_edge_.assign(num_vblocks(), kNone);
+    at_top_.assign(num_vblocks(), 0);
+    for (Loop l : loops_.loops()) {
+        const Block h = loops_.header(l);
+        const auto latches = loops_.latches(l);
+        if (h == entry || latches.size() != 1 || latches[0] == h || rotated(l.index())) continue;
+        const uint32_t hv = vblock_of(h);
+        for (uint32_t t : targets_of(latches[0])) {
+            if (vb_ir_[t] == kNone && succs(t)[0] == hv) {
+                top_edge_[hv] = t;
+                at_top_[t] = 1;
+                break;
+            }
+        }
+    }
     // The walk: a rotated region's position k maps to item k + 1, its last
     // position to item 0 (the header).
     walk_.clear();

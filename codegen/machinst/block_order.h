@@ -20,7 +20,11 @@
 //     loop), the header goes after the rest of the loop, so the latch falls
 //     into the exit test and the test branches back to the top when the
 //     loop goes on: one conditional branch per iteration and no jump, at
-//     the price of one jump into the loop from the preheader.
+//     the price of one jump into the loop from the preheader;
+//   - a loop that is not rotated (the exit test at the latch, as count-down
+//     makes them) whose back edge needs an edge block (moves) gets that
+//     block placed right before its header: the test branches back to it
+//     and it falls into the header.
 //
 //       RPO:  P  H  X  B          layout:  P  B  H  X
 //       P: jump H                 P: jmp H
@@ -124,6 +128,8 @@ private:
         bool rotated;
     };
     std::vector<uint32_t> item_begin_, items_, fill_;
+    std::vector<uint32_t> top_edge_;  // by header vblock: its back edge block placed before it, or kNone
+    std::vector<uint8_t> at_top_;     // by vblock: an edge block placed before its loop's header
     std::vector<Walk> walk_;
 };
 

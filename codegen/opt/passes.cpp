@@ -1,5 +1,6 @@
 // The registered passes: what `--passes=` and `test optimize` can name, and
 // what each requires, produces and invalidates (pass_manager.h).
+#include "codegen/opt/count_down.h"
 #include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/pass_manager.h"
@@ -20,6 +21,12 @@ PassResult run_loop_form(Function& func, PassContext& ctx) {
 PassResult run_licm(Function& func, PassContext& ctx) {
     PassResult r;
     r.changed = hoist_loop_invariants(func, ctx) > 0;
+    return r;
+}
+
+PassResult run_count_down(Function& func, PassContext& ctx) {
+    PassResult r;
+    r.changed = count_down_loops(func, ctx) > 0;
     return r;
 }
 
@@ -53,6 +60,10 @@ const Pass kPasses[] = {
     // Moves instructions only: the CFG and the loops stay as they are.
     {"licm", "hoists pure loop-invariant instructions into the preheader",
      {Property::LoopsValid, Property::LoopForm}, {}, {}, run_licm},
+    // Rewrites the terminators of preheaders, headers and latches.
+    {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
+     {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {}, {Property::CfgValid},
+     run_count_down},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},

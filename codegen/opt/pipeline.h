@@ -3,12 +3,18 @@
 //
 //   opt_level=none    nothing: the function is lowered as written
 //   opt_level=speed   loop-form   preheaders, single latches, dedicated exits
+//                     count-down  counted loops whose counter only counts run
+//                                 a trip counter down to zero (count_down.h)
+//                     loop-form   again: count-down's guards leave exits
+//                                 shared and preheaders ending in brif
 //                     licm        pure loop invariants into the preheaders
+//                                 (count-down's trip counts included)
 //
-// The backend then lays loops out from the loop analysis and picks the
-// compare-and-branch of counted loops itself (codegen/isa/*/lower.cpp), at
-// every level. JITModule and `heron compile/run --opt-level` call
-// Optimizer::run on a copy of the caller's function.
+// The backend then lays loops out from the loop analysis (at every level)
+// and branches on a decremented counter's own flags on x86-64 (`sub` +
+// `jne`, codegen/isa/x64/lower.cpp) or with cbnz on AArch64. JITModule and
+// `heron compile/run --opt-level` call Optimizer::run on a copy of the
+// caller's function.
 #pragma once
 
 #include <optional>
@@ -28,7 +34,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "loop-form,licm";
+    case OptLevel::Speed: return "loop-form,count-down,loop-form,licm";
     }
     return "";
 }

@@ -15,54 +15,26 @@
 
 #include "codegen/ir/parser.h"
 #include "codegen/machinst/isa.h"
-#include "tools/disasm_aarch64.h"
-#include "tools/disasm_x64.h"
+#include "disasm_test_util.h"
 
 namespace heron {
 namespace {
 
-/// One disassembled instruction and the IR block label it falls under.
-struct Line {
-    std::string block;
-    std::string text;  // "jmp block1", "b.lt block2", ...
-};
-
-struct Listing {
-    std::vector<Line> lines;
-    std::vector<std::string> block_order;  // labels in code order
-};
+using Line = testing::AsmLine;
+using Listing = testing::AsmListing;
 
 Listing compile(const std::string& isa_name, std::string_view text) {
     Diagnostics errs;
     auto fs = parse_functions(text, errs);
     EXPECT_TRUE(errs.empty()) << (errs.empty() ? "" : errs[0].format("text"));
-    Listing out;
-    if (fs.size() != 1) return out;
+    if (fs.size() != 1) return {};
     auto isa = isa_by_name(isa_name);
     CompileOptions opts;
     opts.check_regalloc = true;
     CompiledCode code;
     const std::string err = isa->compile(*fs[0], opts, code);
     EXPECT_EQ(err, "");
-    std::map<uint64_t, std::string> labels(code.labels.begin(), code.labels.end());
-    const std::string listing = isa_name == "aarch64"
-                                    ? tools::disassemble_aarch64(code.bytes.data(), code.bytes.size(), 0, labels)
-                                    : tools::disassemble_x64(code.bytes.data(), code.bytes.size(), 0, labels);
-    // Lines are "blockN:" or "  OFFS:  BYTES   MNEMONIC OPERANDS" (fields
-    // apart by two or more blanks).
-    std::istringstream in(listing);
-    std::string line, block;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line[0] != ' ' && line.back() == ':') {
-            block = line.substr(0, line.size() - 1);
-            out.block_order.push_back(block);
-            continue;
-        }
-        const size_t last_gap = line.rfind("  ");
-        if (last_gap == std::string::npos || line.find(':') == std::string::npos) continue;
-        out.lines.push_back({block, line.substr(last_gap + 2)});
-    }
-    return out;
+    return testing::disassemble_listing(isa_name, code);
 }
 
 bool is_unconditional_jump(const std::string& isa, const std::string& t) {

@@ -212,6 +212,11 @@ private:
     /// Folds an icmp/fcmp defining `c`: returns the condition to test and
     /// whether it is a float condition (JccFloat / TrapIfFloat).
     Cond lower_condition(Value c, bool& is_float);
+    /// Whether branch `br`'s condition `c` is an i32/i64 iadd/isub placed
+    /// right before it and lowered anyway (another use needs the value):
+    /// its add/sub is then the last instruction before the jcc, and its ZF
+    /// says c == 0, so no test is needed (a counted loop's `sub; jne`).
+    bool zero_flag_set_by(Inst br, Value c) const;
     /// Emits the compare of an icmp's operands; returns the x86 condition.
     Cond emit_icmp(const InstructionData& d);
     Cond emit_fcmp(const InstructionData& d);
@@ -381,6 +386,15 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
     }
     test(type_of(c).bytes(), use(c));
     return Cond::NE;
+}
+
+bool Lowerer::zero_flag_set_by(Inst br, Value c) const {
+    c = dfg_.resolve_aliases(c);
+    const ValueDef def = dfg_.value_def(c);
+    if (!def.is_result() || !needed_[c] || f_.layout.prev_inst(br) != def.inst()) return false;
+    const Opcode op = dfg_[def.inst()].opcode;
+    const Type t = type_of(c);
+    return (op == Opcode::Iadd || op == Opcode::Isub) && t.is_int() && t.bits() >= 32;
 }
 
 // ---------------------------------------------------------------------------
@@ -1189,7 +1203,7 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
         return;
     case Opcode::Brif: {
         bool is_float = false;
-        Cond c = lower_condition(d.args[0], is_float);
+        Cond c = zero_flag_set_by(inst, d.args[0]) ? Cond::NE : lower_condition(d.args[0], is_float);
         MInst& m = emit(is_float ? Op::JccFloat : Op::Jcc, {});
         m.cc = c;
         m.aux = targets[0];
