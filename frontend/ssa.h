@@ -19,6 +19,12 @@
 //   sealed, none              -> a zero constant (undefined / unreachable)
 //   not sealed                -> a block parameter, resolved at seal_block
 //
+// Before that machine, quick_lookup walks up chains of single-predecessor
+// blocks, diamond merges and loop headers (shapes worked out per block, for
+// every variable) in a plain loop: a block first heard of after the
+// variable's last definition cannot define it, so only older blocks are
+// probed, and the walk stops at the variable's last use (docs/frontend.md).
+//
 // The lookup never recurses: it is a state machine over an explicit call
 // stack and result stack (`calls_`, `results_`), so a chain of a million
 // blocks needs no native stack. A parameter whose incoming arguments are all
