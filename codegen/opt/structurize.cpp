@@ -427,6 +427,19 @@ public:
         out_.stmts.reserve(in_.stmts.size() + in_.stmts.size() / 2);
         out_.vars = in_.vars;
         out_.labels = in_.labels;
+        // A counted loop left by one break only (its header's test) keeps
+        // its meaning as a counted loop; any other break makes it a loop on
+        // a flag.
+        std::vector<uint32_t> breaks(in_.labels.size() + 1, 0);
+        for (const Stmt& st : in_.stmts) {
+            if (st.kind == StmtKind::Break) ++breaks[st.label];
+        }
+        for (size_t n = 0; n < out_.labels.size(); ++n) {
+            StructLabel& l = out_.labels[n];
+            if (!l.is_loop || l.kind.rfind("counted ", 0) != 0) continue;
+            l.counted_for = breaks[n + 1] == 1;
+            if (!l.counted_for) l.kind = "conditional";
+        }
         brk_.assign(in_.labels.size() + 1, kNoVar);
         cont_.assign(in_.labels.size() + 1, kNoVar);
         esc_.assign(in_.stmts.size(), {});
@@ -733,6 +746,10 @@ public:
             const std::string& kind = tree_.labels[st.label - 1].kind;
             if (!tree_.no_break) {
                 line(depth, "loop " + label + " {  ; " + kind);
+            } else if (tree_.labels[st.label - 1].counted_for) {
+                // "counted v3 in [A, B] step S cc" -> "for v3 in [A, B] step S cc"
+                const std::string flag = st.var != kNoVar ? " (while !" + tree_.var_name(st.var) + ")" : "";
+                line(depth, "for " + kind.substr(8) + " {  ; " + label + flag);
             } else if (st.var != kNoVar) {
                 line(depth, "while !" + tree_.var_name(st.var) + " {  ; " + label + " " + kind);
             } else {

@@ -94,6 +94,10 @@ struct StructLabel {
     bool is_loop;
     Block block;       // loop: the header; labeled block: the merge node after it
     std::string kind;  // loop: "counted v3 in [v0, v1-1] step 1 slt" or "conditional"
+    // After remove_break_continue(): a counted loop whose only break was
+    // its header's exit test, so its condition is still that test (printed
+    // as `for V in [A, B] ...`); a loop with other breaks is conditional.
+    bool counted_for = false;
 };
 
 /// A structured form of one function. Statements refer to the function's
