@@ -1,6 +1,7 @@
 // The registered passes: what `--passes=` and `test optimize` can name, and
 // what each requires, produces and invalidates (pass_manager.h).
 #include "codegen/opt/count_down.h"
+#include "codegen/opt/forward_blocks.h"
 #include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/pass_manager.h"
@@ -27,6 +28,12 @@ PassResult run_licm(Function& func, PassContext& ctx) {
 PassResult run_count_down(Function& func, PassContext& ctx) {
     PassResult r;
     r.changed = count_down_loops(func, ctx) > 0;
+    return r;
+}
+
+PassResult run_forward_blocks(Function& func, PassContext& ctx) {
+    PassResult r;
+    r.changed = remove_forwarding_blocks(func, ctx) > 0;
     return r;
 }
 
@@ -64,6 +71,10 @@ const Pass kPasses[] = {
     {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {}, {Property::CfgValid},
      run_count_down},
+    // Undoes single latches and empty preheaders: the last pass of a
+    // pipeline whose loop passes are done.
+    {"forward-blocks", "branches skip blocks that only jump on (their parameters become the edge's arguments)", {},
+     {}, {Property::CfgValid, Property::LoopForm}, run_forward_blocks},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},

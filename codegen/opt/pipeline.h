@@ -9,6 +9,11 @@
 //                                 shared and preheaders ending in brif
 //                     licm        pure loop invariants into the preheaders
 //                                 (count-down's trip counts included)
+//                     forward-blocks  branches skip blocks that only jump
+//                                 on: the merged latches and empty
+//                                 preheaders loop-form made, which would
+//                                 cost a jump and moves per iteration
+//                                 (forward_blocks.h)
 //
 // The backend then lays loops out from the loop analysis (at every level)
 // and branches on a decremented counter's own flags on x86-64 (`sub` +
@@ -34,7 +39,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "loop-form,count-down,loop-form,licm";
+    case OptLevel::Speed: return "loop-form,count-down,loop-form,licm,forward-blocks";
     }
     return "";
 }

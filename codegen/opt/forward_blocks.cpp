@@ -1,0 +1,117 @@
+// Forwarding-block removal: see forward_blocks.h.
+#include "codegen/opt/forward_blocks.h"
+
+#include <vector>
+
+#include "codegen/opt/pass_manager.h"
+
+namespace heron {
+
+namespace {
+
+class Forwarder {
+public:
+    explicit Forwarder(Function& func) : func_(func), dfg_(func.dfg) {}
+
+    uint32_t run() {
+        find_forwarders();
+        if (forwarders_ == 0) return 0;
+        uint32_t redirected = 0;
+        for (Block b : func_.layout.blocks()) {
+            std::optional<Inst> last = func_.layout.last_inst(b);
+            if (!last) continue;
+            const Opcode op = dfg_[*last].opcode;
+            if (op != Opcode::Jump && op != Opcode::Brif) continue;
+            for (BlockCall& dest : dfg_.branch_destinations_mut(*last)) redirected += redirect(dest);
+        }
+        remove_unreferenced();
+        return redirected;
+    }
+
+private:
+    Function& func_;
+    DataFlowGraph& dfg_;
+    std::vector<Inst> jump_of_;  // per block: its lone jump, or invalid
+    uint32_t forwarders_ = 0;
+    std::vector<Value> args_, mapped_;
+
+    void find_forwarders() {
+        jump_of_.assign(dfg_.num_blocks(), Inst());
+        const std::optional<Block> entry = func_.layout.entry_block();
+        for (Block b : func_.layout.blocks()) {
+            if (b == entry) continue;
+            std::optional<Inst> first = func_.layout.first_inst(b);
+            if (!first || first != func_.layout.last_inst(b) || dfg_[*first].opcode != Opcode::Jump) continue;
+            if (dfg_.branch_destinations(*first)[0].block(dfg_.value_lists) == b) continue;  // `b: jump b`
+            jump_of_[b.index()] = *first;
+        }
+        // A forwarder's parameters may be used further down the blocks it
+        // dominates (a header that jumps into its body): such a block stays.
+        for (Block b : func_.layout.blocks()) {
+            for (Inst i : func_.layout.block_insts(b)) {
+                dfg_.for_each_inst_value(i, [&](Value v) {
+                    const ValueDef def = dfg_.value_def(dfg_.resolve_aliases(v));
+                    if (!def.is_param() || def.block() == b) return;
+                    if (def.block().index() < jump_of_.size()) jump_of_[def.block().index()] = Inst();
+                });
+            }
+        }
+        for (Block b : func_.layout.blocks()) forwarders_ += forwarding_jump(b).is_valid();
+    }
+
+    Inst forwarding_jump(Block b) const { return b.index() < jump_of_.size() ? jump_of_[b.index()] : Inst(); }
+
+    /// Follows forwarders from `dest`'s block; returns 1 if `dest` changed.
+    uint32_t redirect(BlockCall& dest) {
+        Block to = dest.block(dfg_.value_lists);
+        Inst jump = forwarding_jump(to);
+        if (!jump.is_valid()) return 0;
+        args_.assign(dest.args(dfg_.value_lists).begin(), dest.args(dfg_.value_lists).end());
+        // At most one step per forwarder: a longer walk is a cycle of them.
+        for (uint32_t steps = 0; jump.is_valid() && steps < forwarders_; ++steps) {
+            const BlockCall& next = dfg_.branch_destinations(jump)[0];
+            mapped_.clear();
+            for (Value v : next.args(dfg_.value_lists)) {
+                v = dfg_.resolve_aliases(v);
+                const ValueDef def = dfg_.value_def(v);
+                mapped_.push_back(def.is_param() && def.block() == to ? args_[def.num] : v);
+            }
+            args_.swap(mapped_);
+            to = next.block(dfg_.value_lists);
+            jump = forwarding_jump(to);
+        }
+        if (jump.is_valid()) return 0;  // a cycle of forwarders: leave it
+        dest.clear(dfg_.value_lists);
+        dest = dfg_.block_call(to, args_);
+        return 1;
+    }
+
+    /// Drops forwarders nothing branches to any more.
+    void remove_unreferenced() {
+        std::vector<uint8_t> referenced(dfg_.num_blocks(), 0);
+        for (Block b : func_.layout.blocks()) {
+            if (std::optional<Inst> last = func_.layout.last_inst(b)) {
+                for (const BlockCall& d : dfg_.branch_destinations(*last)) {
+                    referenced[d.block(dfg_.value_lists).index()] = 1;
+                }
+            }
+        }
+        std::vector<Block> dead;
+        for (Block b : func_.layout.blocks()) {
+            if (forwarding_jump(b).is_valid() && !referenced[b.index()]) dead.push_back(b);
+        }
+        for (Block b : dead) {
+            func_.layout.remove_inst(forwarding_jump(b));
+            func_.layout.remove_block(b);
+        }
+    }
+};
+
+}  // namespace
+
+uint32_t remove_forwarding_blocks(Function& func, PassContext&) {
+    Forwarder f(func);
+    return f.run();
+}
+
+}  // namespace heron
