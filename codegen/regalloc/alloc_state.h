@@ -129,6 +129,7 @@ struct Context::Impl {
 
     // Liveness scratch.
     std::vector<uint32_t> li_stamp, lo_stamp, lu_stamp, lu_end, work;
+    uint32_t stamp_base = 0;  // li/lo/lu_stamp values of earlier calls are <= stamp_base
     std::vector<std::pair<uint32_t, uint32_t>> livein_pairs;
     std::vector<Range> tmp_ranges;
     std::vector<uint32_t> vreg_class;  // per defined vreg: its RegClass

@@ -207,6 +207,14 @@ std::string validate_operands(Context::Impl& s) {
     return {};
 }
 
+// Where the current vreg's range in block b ends: the block's end if the
+// vreg is live out of b, else the last position a use in b needs. Forced
+// inline: GCC inlines no lambda into build_liveness (it is too large).
+[[gnu::always_inline]] inline uint32_t range_to(uint32_t b, uint32_t stamp, const uint32_t* lo_stamp,
+                                                const uint32_t* lu_end, const uint32_t* insts_begin) {
+    return lo_stamp[b] == stamp ? pos_before(insts_begin[b + 1]) : lu_end[b];
+}
+
 }  // namespace
 
 std::string build_liveness(Context::Impl& s) {
@@ -386,27 +394,42 @@ std::string build_liveness(Context::Impl& s) {
     const uint32_t* inst_block = s.inst_block.data();
     const uint8_t* block_depth = s.block_depth.data();
     const uint32_t* def_block = s.def_block.data();
-    s.li_stamp.assign(nb, 0);
-    s.lo_stamp.assign(nb, 0);
-    s.lu_stamp.assign(nb, 0);
-    s.lu_end.resize(nb);
+    // The block stamps persist across calls: this call's stamps (base + v + 1)
+    // are above every earlier one, so the arrays are zeroed only when they
+    // grow or the stamps would wrap.
+    if (s.li_stamp.size() < nb || uint64_t{s.stamp_base} + nv + 1 > UINT32_MAX) {
+        const size_t n = std::max<size_t>(nb, s.li_stamp.size());
+        s.li_stamp.assign(n, 0);
+        s.lo_stamp.assign(n, 0);
+        s.lu_stamp.assign(n, 0);
+        s.lu_end.resize(n);  // read only where lu_stamp is this vreg's
+        s.stamp_base = 0;
+    }
+    const uint32_t stamp_base = s.stamp_base;
+    s.stamp_base += nv + 1;
     uint32_t* li_stamp = s.li_stamp.data();
     uint32_t* lo_stamp = s.lo_stamp.data();
     uint32_t* lu_stamp = s.lu_stamp.data();
     uint32_t* lu_end = s.lu_end.data();
     s.livein_pairs.clear();
     s.range_begin.resize(nv + 1);
-    s.ranges.clear();
+    // Ranges are written through a count (s.ranges may be longer than the
+    // ranges in use; readers go by the intervals' range_begin/range_end).
+    uint32_t nr = 0;
     s.intervals.clear();
-    s.first_interval.assign(nv, kNone);
+    if (s.first_interval.size() < nv) s.first_interval.resize(nv);  // written for every vreg below
+    uint32_t* first_interval = s.first_interval.data();
     std::vector<uint32_t>& stack = s.work;
     double weight_sum = 0;
     use_weight[0] = 0;
     for (uint32_t v = 0; v < nv; ++v) {
-        s.range_begin[v] = static_cast<uint32_t>(s.ranges.size());
+        s.range_begin[v] = nr;
         const uint32_t ub = use_begin[v], ue = use_begin[v + 1];
-        if (ub == ue) continue;
-        const uint32_t stamp = v + 1, d = def_block[v];
+        if (ub == ue) {
+            first_interval[v] = kNone;
+            continue;
+        }
+        const uint32_t stamp = stamp_base + v + 1, d = def_block[v];
         const size_t livein_mark = s.livein_pairs.size();
         stack.clear();
         auto mark_live_in = [&](uint32_t b) -> bool {
@@ -453,49 +476,52 @@ std::string build_liveness(Context::Impl& s) {
             next_must[k] = next;
         }
 
-        auto block_to = [&](uint32_t b) {
-            assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
-            return lo_stamp[b] == stamp ? s.block_end(b) : lu_end[b];
-        };
+        // Ranges are written through a pointer (a push_back is not inlined).
+        const uint32_t* insts_begin = f.block_insts_begin.data();
+        const size_t most = nr + 1 + (s.livein_pairs.size() - livein_mark);
+        if (most > s.ranges.size()) s.ranges.resize(2 * most + 64);
+        Range* ranges = s.ranges.data();
+        assert(lu_stamp[d] == stamp || lo_stamp[d] == stamp);
         if (s.livein_pairs.size() == livein_mark) {
-            s.ranges.push_back({def_pos[v], block_to(d)});  // local to its block
+            ranges[nr++] = {def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)};
         } else {
             auto& rs = s.tmp_ranges;
             rs.clear();
-            rs.push_back({def_pos[v], block_to(d)});
+            rs.push_back({def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)});
             bool sorted = true;
             for (size_t k = livein_mark; k < s.livein_pairs.size(); ++k) {
                 const uint32_t b = s.livein_pairs[k].first;
                 sorted &= s.block_start(b) > rs.back().from;
-                rs.push_back({s.block_start(b), block_to(b)});
+                assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
+                rs.push_back({s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)});
             }
             // Starts are distinct (one range per block): any sort gives one
             // order. Blocks are usually marked in layout order already.
             if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
             for (Range r : rs) {
-                if (s.ranges.size() > s.range_begin[v] && s.ranges.back().to >= r.from) {
-                    s.ranges.back().to = std::max(s.ranges.back().to, r.to);
+                if (nr > s.range_begin[v] && ranges[nr - 1].to >= r.from) {
+                    ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
                     continue;
                 }
-                s.ranges.push_back(r);
+                ranges[nr++] = r;
             }
         }
 
         // One interval per vreg that has a location.
-        const uint32_t rb = s.range_begin[v], re = static_cast<uint32_t>(s.ranges.size());
+        const uint32_t rb = s.range_begin[v], re = nr;
         Interval it;
         it.vreg = v;
         it.cls = static_cast<RegClass>(vclass[v]);
-        it.start = s.ranges[rb].from;
-        it.end = s.ranges[re - 1].to;
+        it.start = ranges[rb].from;
+        it.end = ranges[re - 1].to;
         it.range_begin = it.cursor = rb;
         it.range_end = re;
         it.use_begin = ub;
         it.use_end = ue;
-        s.first_interval[v] = static_cast<uint32_t>(s.intervals.size());
+        first_interval[v] = static_cast<uint32_t>(s.intervals.size());
         s.intervals.push_back(it);
     }
-    s.range_begin[nv] = static_cast<uint32_t>(s.ranges.size());
+    s.range_begin[nv] = nr;
 
     // Live-in lists per block.
     s.livein_begin.assign(nb + 1, 0);
