@@ -126,6 +126,10 @@ std::string validate_operands(Context::Impl& s) {
     s.raw_uses.assign(nv, 0);
     s.vreg_class.resize(nv);  // read only for defined vregs
     s.use_begin.assign(nv + 1, 0);
+    // Hints are read and written only for defined vregs: each gets kNone at
+    // its definition, so the array needs no fill.
+    if (s.hint_vreg.size() < nv) s.hint_vreg.resize(nv);
+    uint32_t* hint_vreg = s.hint_vreg.data();
     uint32_t* def_pos = s.def_pos.data();
     uint32_t* raw_uses = s.raw_uses.data();
     uint32_t* count = s.use_begin.data() + 1;
@@ -137,6 +141,7 @@ std::string validate_operands(Context::Impl& s) {
         if (!v.is_valid() || v.index() >= nv) return 1;
         if (def_pos[v.index()] != kNone) return 2;
         def_pos[v.index()] = pos;
+        hint_vreg[v.index()] = kNone;
         s.def_block[v.index()] = block;
         s.vreg_class[v.index()] = static_cast<uint32_t>(v.cls());
         return 0;
@@ -288,7 +293,6 @@ std::string build_liveness(Context::Impl& s) {
         s.fixed[r.index()].push_back({from, to, owner});
         s.fixed_used.add(r);
     };
-    s.hint_vreg.assign(nv, kNone);
     s.hint_pos.resize(nv);  // read only where hint_vreg is set
     uint32_t* hint_vreg = s.hint_vreg.data();
     uint32_t* hint_pos = s.hint_pos.data();
