@@ -915,29 +915,10 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
 }
 
 void Emitter::find_forwarded_blocks() {
-    uint32_t nb = rf().num_blocks();
-    forward_.resize(nb);
-    std::vector<uint8_t> has_edits(rf().num_insts(), 0);
-    for (const ra::Edit& e : al_.edits) has_edits[e.point.inst()] = 1;
-    for (uint32_t b = 0; b < nb; ++b) {
-        forward_[b] = b;
-        uint32_t first = rf().block_insts_begin[b];
-        bool bare_jump = b != 0 && rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Jmp &&
-                         !has_edits[first] && vc_.insts[first].aux != b;
-        if (bare_jump) forward_[b] = vc_.insts[first].aux;
-    }
-    // Chase chains; a cycle of bare jumps (an empty infinite loop) keeps
-    // its first block.
-    for (uint32_t b = 0; b < nb; ++b) {
-        uint32_t t = b;
-        for (uint32_t steps = 0; forward_[t] != t && steps < nb; ++steps) t = forward_[t];
-        if (forward_[t] != t) t = b;
-        forward_[b] = t;
-    }
-    for (uint32_t b = 0; b < nb; ++b) {
-        if (forward_[b] == b) continue;
-        if (forward_[forward_[b]] != forward_[b]) forward_[b] = b;
-    }
+    std::vector<uint8_t> has_edits;
+    std::vector<uint32_t> next;
+    compute_forwarding(
+        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, has_edits, next, forward_);
 }
 
 std::string Emitter::run() {

@@ -108,6 +108,40 @@ protected:
         return scratch;
     }
 
+    /// Jump threading, per VCode block: the block control really reaches
+    /// when jumping to it. A block is a forwarder when its only instruction
+    /// is a jump (`is_jump(inst)`, its target in `aux`) with no allocator
+    /// edits around it (an edge block without moves, an empty IR block);
+    /// the entry block never is (its code follows the prologue). Chains are
+    /// followed; a block of a cycle of forwarders (an empty infinite loop)
+    /// keeps itself, so every final target is its own final target and a
+    /// forwarded block's code can be left out. `forward` gets one entry
+    /// more, ~0u: "the block after the last" matches no target.
+    /// `has_edits` and `next` are scratch kept by the caller.
+    template <class VCode, class IsJump>
+    static void compute_forwarding(const VCode& vc, const ra::Output& al, IsJump&& is_jump,
+                                   std::vector<uint8_t>& has_edits, std::vector<uint32_t>& next,
+                                   std::vector<uint32_t>& forward) {
+        const ra::Function& rf = vc.ra;
+        const uint32_t nb = rf.num_blocks();
+        has_edits.assign(rf.num_insts(), 0);
+        for (const ra::Edit& e : al.edits) has_edits[e.point.inst()] = 1;
+        next.resize(nb);
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint32_t first = rf.block_insts_begin[b];
+            const bool forwarder = b != 0 && rf.block_insts_begin[b + 1] == first + 1 && is_jump(vc.insts[first]) &&
+                                   !has_edits[first];
+            next[b] = forwarder ? vc.insts[first].aux : b;
+        }
+        forward.resize(nb + 1);
+        for (uint32_t b = 0; b < nb; ++b) {
+            uint32_t t = b;
+            for (uint32_t steps = 0; steps < nb && next[t] != t; ++steps) t = next[t];
+            forward[b] = next[t] == t ? t : b;
+        }
+        forward[nb] = ~0u;
+    }
+
     /// Binds each trap stub and emits its trapping instruction with
     /// `emit_trap()` (ud2, udf), recording the trap site.
     template <class EmitTrap>

@@ -950,32 +950,9 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
 }
 
 void Emitter::compute_forwarding() {
-    // A block is a forwarder when its only instruction is a Jmp with no
-    // edits around it (an edge block without moves, an empty IR block).
-    uint32_t nb = rf().num_blocks();
-    std::vector<uint8_t>& has_edits = st_.has_edits;
-    has_edits.assign(rf().num_insts(), 0);
-    for (const ra::Edit& e : al_.edits) has_edits[e.point.inst()] = 1;
-    std::vector<uint32_t>& next = st_.next;
-    next.resize(nb);
-    for (uint32_t b = 0; b < nb; ++b) {
-        uint32_t first = rf().block_insts_begin[b];
-        bool forwarder = rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Jmp &&
-                         !has_edits[first];
-        next[b] = forwarder ? vc_.insts[first].aux : b;
-    }
-    // The entry block is never a forwarder: its code follows the prologue.
-    if (nb > 0) next[0] = 0;
-    // Follow the chains. A block of a cycle of forwarders (an empty infinite
-    // loop) keeps itself, so every final target is its own final target
-    // and a forwarded block's code can be left out.
-    forward_.resize(nb + 1);
-    for (uint32_t b = 0; b < nb; ++b) {
-        uint32_t t = b;
-        for (uint32_t steps = 0; steps < nb && next[t] != t; ++steps) t = next[t];
-        forward_[b] = next[t] == t ? t : b;
-    }
-    forward_[nb] = kNoBlock;  // "the block after the last" never matches a target
+    EmitterBase::compute_forwarding(
+        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.has_edits, st_.next, forward_);
+    forward_.back() = kNoBlock;
 }
 
 void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block) {
