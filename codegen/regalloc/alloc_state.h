@@ -153,7 +153,9 @@ struct Context::Impl {
     uint32_t num_splits = 0;
 
     // Resolution.
-    std::vector<uint32_t> piece_begin, pieces, piece_start;  // per vreg, its intervals by start
+    // Per vreg: the piece (interval) that held the last position looked up,
+    // for operands (instruction order) and for edge sources (block order).
+    std::vector<uint32_t> op_piece, edge_piece;
     struct KeyedEdit {
         uint64_t key;
         Edit edit;

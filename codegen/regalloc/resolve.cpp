@@ -53,11 +53,22 @@ public:
     void run(Output& out);
 
 private:
-    Allocation loc_at(uint32_t v, uint32_t pos) const;
+    /// v's location at `pos`, found from the piece that held v's previous
+    /// look-up through `cursor` (forward along the piece list, or from the
+    /// first piece when `pos` lies before that piece): a sequence of
+    /// look-ups in position order walks each piece list once.
+    Allocation loc_at(uint32_t* cursor, uint32_t v, uint32_t pos) const {
+        const Interval* iv = s_.intervals.data();
+        uint32_t p = cursor[v];
+        if (iv[p].start > pos) p = s_.first_interval[v];
+        for (uint32_t n = iv[p].next; n != kNone && iv[n].start <= pos; n = iv[n].next) p = n;
+        cursor[v] = p;
+        return iv[p].loc;
+    }
     /// Where a move reads v at `pos`: its location, or its definition
     /// again when v is rematerializable and spilled there.
-    Allocation source_at(uint32_t v, uint32_t pos) const {
-        const Allocation a = loc_at(v, pos);
+    Allocation source_at(uint32_t* cursor, uint32_t v, uint32_t pos) const {
+        const Allocation a = loc_at(cursor, v, pos);
         return a.is_stack() && remat_[v] != kNone ? Allocation::remat(remat_[v]) : a;
     }
     void find_remat();
@@ -96,16 +107,6 @@ void Resolver::find_remat() {
     }
 }
 
-Allocation Resolver::loc_at(uint32_t v, uint32_t pos) const {
-    const uint32_t b = s_.piece_begin[v], e = s_.piece_begin[v + 1];
-    assert(b < e && "a live vreg has at least one piece");
-    if (e - b == 1) return s_.intervals[s_.pieces[b]].loc;
-    const uint32_t* starts = s_.piece_start.data();
-    const uint32_t k = static_cast<uint32_t>(std::upper_bound(starts + b, starts + e, pos) - starts);
-    assert(k > b && "position before the vreg's definition");
-    return s_.intervals[s_.pieces[k - 1]].loc;
-}
-
 Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
     const Operand& op = f_.operands[o];
     if (op.constraint == Constraint::Fixed) return Allocation::reg(op.fixed_reg());
@@ -113,7 +114,7 @@ Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
         const Operand& in = f_.operands[f_.operands_begin[i] + op.aux];
         if (in.constraint == Constraint::Fixed) return Allocation::reg(in.fixed_reg());
     }
-    return loc_at(op.vreg.index(), s_.def_pos[op.vreg.index()]);
+    return loc_at(s_.op_piece.data(), op.vreg.index(), s_.def_pos[op.vreg.index()]);
 }
 
 // Operand allocations, and the copies around instructions: into the
@@ -125,6 +126,7 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
     const Operand* ops = f_.operands.data();
     uint32_t* reuse_stamp = s_.reuse_stamp;
     uint32_t* reuse_of = s_.reuse_of;
+    uint32_t* cursor = s_.op_piece.data();  // operands come in instruction order
     for (uint32_t i = 0; i < f_.num_insts(); ++i) {
         const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
         if (++s_.reuse_gen == 0) {  // wrapped: old stamps could match again
@@ -156,7 +158,7 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
                 continue;
             }
             if (special && reuse_def_of(o) >= 0) continue;  // the def's allocation, set below
-            allocs[o] = loc_at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
+            allocs[o] = loc_at(cursor, op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
         }
         if (!special) continue;
         const uint32_t before = point_key(ProgPoint::before(i), kPhaseFixup);
@@ -175,7 +177,7 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
                     to = allocs[d];
                     allocs[o] = to;
                 }
-                const Allocation from = source_at(v, pos_before(i));
+                const Allocation from = source_at(cursor, v, pos_before(i));
                 bool dup = false;  // the same vreg named twice with one register
                 for (size_t k = group; k < s_.split_moves.size(); ++k)
                     dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
@@ -185,16 +187,18 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
             const bool fixed = op.constraint == Constraint::Fixed ||
                                (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed);
             if (!fixed || s_.raw_uses[v] == 0) continue;
-            add(after, allocs[o], loc_at(v, s_.def_pos[v]), op.vreg.cls());
+            add(after, allocs[o], loc_at(cursor, v, s_.def_pos[v]), op.vreg.cls());
         }
     }
 }
 
 void Resolver::split_moves() {
     for (uint32_t v = 0; v < f_.num_vregs; ++v) {
-        for (uint32_t k = s_.piece_begin[v] + 1; k < s_.piece_begin[v + 1]; ++k) {
-            const Interval& a = s_.intervals[s_.pieces[k - 1]];
-            const Interval& b = s_.intervals[s_.pieces[k]];
+        const uint32_t first = s_.first_interval[v];
+        if (first == kNone) continue;
+        for (uint32_t p = first; s_.intervals[p].next != kNone; p = s_.intervals[p].next) {
+            const Interval& a = s_.intervals[p];
+            const Interval& b = s_.intervals[a.next];
             if (a.end != b.start || a.loc == b.loc) continue;
             if (s_.block_start(s_.block_of(b.start)) == b.start) continue;  // edge resolution covers it
             add_own(point_key(ProgPoint::before(b.start / 4), kPhaseSplit), v, a.loc, b.loc, b.cls);
@@ -203,6 +207,10 @@ void Resolver::split_moves() {
 }
 
 void Resolver::edge_moves() {
+    // Sources are looked up in block order; targets (block starts, back
+    // edges included) through the operands' cursors.
+    uint32_t* from_cursor = s_.edge_piece.data();
+    uint32_t* to_cursor = s_.op_piece.data();
     for (uint32_t q = 0; q < f_.num_blocks(); ++q) {
         const uint32_t nsucc = f_.succs_begin[q + 1] - f_.succs_begin[q];
         const uint32_t term = f_.block_insts_begin[q + 1] - 1;
@@ -215,13 +223,14 @@ void Resolver::edge_moves() {
             const uint32_t to_pos = s_.block_start(t);
             for (uint32_t k = s_.livein_begin[t]; k < s_.livein_begin[t + 1]; ++k) {
                 const uint32_t v = s_.livein[k];
-                add_own(key, v, loc_at(v, from_pos), loc_at(v, to_pos), s_.intervals[s_.first_interval[v]].cls);
+                add_own(key, v, loc_at(from_cursor, v, from_pos), loc_at(to_cursor, v, to_pos),
+                        s_.intervals[s_.first_interval[v]].cls);
             }
             for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
                 const VReg p = f_.params[f_.params_begin[t] + k];
                 if (s_.first_interval[p.index()] == kNone) continue;  // dead parameter
                 const VReg a = f_.branch_args[f_.branch_args_begin[e] + k];
-                add(key, source_at(a.index(), from_pos), loc_at(p.index(), to_pos), p.cls());
+                add(key, source_at(from_cursor, a.index(), from_pos), loc_at(to_cursor, p.index(), to_pos), p.cls());
             }
         }
     }
@@ -263,18 +272,11 @@ void Resolver::stores_at_definitions() {
 }
 
 void Resolver::run(Output& out) {
+    // Cursors start at each vreg's first piece (read only for vregs that
+    // have one).
     const uint32_t nv = f_.num_vregs;
-    s_.piece_begin.resize(nv + 1);  // every entry is written below
-    s_.pieces.clear();
-    s_.piece_start.clear();
-    for (uint32_t v = 0; v < nv; ++v) {
-        s_.piece_begin[v] = static_cast<uint32_t>(s_.pieces.size());
-        for (uint32_t p = s_.first_interval[v]; p != kNone; p = s_.intervals[p].next) {
-            s_.pieces.push_back(p);
-            s_.piece_start.push_back(s_.intervals[p].start);
-        }
-    }
-    s_.piece_begin[nv] = static_cast<uint32_t>(s_.pieces.size());
+    s_.op_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
+    s_.edge_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
 
     find_remat();
     s_.split_moves.clear();

@@ -342,6 +342,37 @@ TEST(RegallocBlocks, LoopWithBlockParameters) {
     }
 }
 
+// A value in a register at the loop header is spilled inside the loop, so
+// the back edge reloads it. The resolver finds pieces by walking forward
+// from the previous look-up; the back edge's target (the header's start)
+// lies before the piece the operands left the vreg at, so it must be found
+// again from the first piece (otherwise the stack piece after the loop is
+// taken and the reload is lost).
+TEST(RegallocBlocks, SplitValueLiveAcrossALoopBackEdge) {
+    const MachineEnv env = testing::tiny_env(3, 1);
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block(1), b2 = fb.block(1), b3 = fb.block();
+    const VReg keep = fb.int_vreg(), z = fb.int_vreg();
+    const VReg i = fb.param(b1);
+    fb.inst(b0, {Operand::def(keep)});
+    fb.inst(b0, {Operand::def(z)});
+    fb.jump(b0, b1, {z});
+    // Four values at once in the loop: `keep` leaves its register there and
+    // comes back for its uses.
+    const VReg a = fb.int_vreg(), c = fb.int_vreg(), d = fb.int_vreg(), e = fb.int_vreg(), g = fb.int_vreg();
+    fb.inst(b1, {Operand::use(keep), Operand::use(i), Operand::def(a)});
+    fb.inst(b1, {Operand::use(i), Operand::use(a), Operand::def_reuse(c, 0)});
+    fb.inst(b1, {Operand::use(a), Operand::use(c), Operand::def(d)});
+    fb.inst(b1, {Operand::use(a), Operand::use(c), Operand::use(d), Operand::def(e)});
+    fb.branch(b1, e, b2, {}, b3, {});
+    fb.inst(b2, {Operand::use(e), Operand::def_reuse(g, 0)});
+    fb.jump(b2, b1, {g});
+    fb.ret(b3, {Operand::use_any(keep), Operand::use_fixed(e, PReg(0, RegClass::Int))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    EXPECT_GT(out.stats.splits, 0u) << testing::dump(f, &out);
+}
+
 // block1(x, y, z) jumps back with the parameters rotated (or swapped).
 Function rotation_loop(size_t n, bool call_in_loop, const MachineEnv& env, uint32_t* latch_jump) {
     FunctionBuilder fb;
