@@ -206,7 +206,7 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
     }
     const Function* to_compile = &func;
-    if (impl_->optimizer) {
+    if (impl_->optimizer && impl_->optimizer->may_change(func)) {
         impl_->scratch = func;
         if (auto e = impl_->optimizer->run(impl_->scratch)) return JitError{"cannot optimize %" + f.name + ": " + *e};
         to_compile = &impl_->scratch;

@@ -98,6 +98,29 @@ void PassContext::invalidate(PropertySet s) {
     valid_.erase(PropertySet::closure(s));
 }
 
+// --- pass needs ----------------------------------------------------------------------
+
+uint8_t scan_pass_needs(const Function& func) {
+    uint8_t found = 0;
+    for (Block b : func.layout.blocks()) {
+        const std::optional<Inst> first = func.layout.first_inst(b);
+        if (!first) continue;
+        const Inst last = *func.layout.last_inst(b);
+        if (last == *first && func.dfg[last].opcode == Opcode::Jump) found |= pass_needs::kForwarder;
+        if (!(found & pass_needs::kCycle)) {
+            for (const BlockCall& bc : func.dfg.branch_destinations(last)) {
+                const Block to = bc.block(func.dfg.value_lists);
+                if (!func.layout.block_before(b, to)) {
+                    found |= pass_needs::kCycle;
+                    break;
+                }
+            }
+        }
+        if (found == (pass_needs::kCycle | pass_needs::kForwarder)) break;
+    }
+    return found;
+}
+
 // --- PassManager -----------------------------------------------------------------------
 
 std::optional<std::string> PassManager::add_pipeline(std::string_view names) {
@@ -121,32 +144,35 @@ std::optional<std::string> PassManager::add_pipeline(std::string_view names) {
     return std::nullopt;
 }
 
-std::optional<std::string> PassManager::ensure(const Pass& pass) {
-    const std::string who = "pass " + std::string(pass.name);
+std::optional<std::string> PassManager::ensure(const Pass& pass, bool skipped) {
+    auto who = [&] { return "pass " + std::string(pass.name); };
     for (unsigned i = 0; i < kNumProperties; ++i) {
         const auto p = static_cast<Property>(i);
         if (!pass.required.contains(p)) continue;
+        // A skipped pass computes no analysis, but a pipeline that lacks a
+        // shape it requires is wrong whatever the function.
+        if (skipped && p != Property::LoopForm && p != Property::Structured) continue;
         std::optional<LoopError> loop_error;
         switch (p) {
         case Property::CfgValid: ctx_.cfg(); break;
         case Property::DomTreeValid: ctx_.domtree(); break;
         case Property::LoopsValid:
-            if (!ctx_.loops(&loop_error)) return who + ": " + loop_error->message;
+            if (!ctx_.loops(&loop_error)) return who() + ": " + loop_error->message;
             break;
         case Property::Verified:
             if (!held_.contains(p)) {
                 VerifierErrors errors;
                 if (!verify_function(ctx_.function(), errors))
-                    return who + " requires valid IR: " + format_verifier_errors(errors);
+                    return who() + " requires valid IR: " + format_verifier_errors(errors);
             }
             break;
         case Property::CountedLoopsKnown:
-            if (!ctx_.counted_loops(&loop_error)) return who + ": " + loop_error->message;
+            if (!ctx_.counted_loops(&loop_error)) return who() + ": " + loop_error->message;
             break;
         case Property::LoopForm:
         case Property::Structured:
             if (!held_.contains(p))
-                return who + " requires " + std::string(property_name(p)) + ", which no earlier pass produced";
+                return who() + " requires " + std::string(property_name(p)) + ", which no earlier pass produced";
             break;
         }
         held_.insert(p);
@@ -157,16 +183,26 @@ std::optional<std::string> PassManager::ensure(const Pass& pass) {
 std::optional<std::string> PassManager::run(Function& func) {
     ctx_.bind(func);
     held_ = {};
+    skipped_ = 0;
+    // Recomputed after every pass that changed the function.
+    uint8_t present = scan_pass_needs(func);
     if (options_.verify_each) {
         VerifierErrors errors;
         if (!verify_function(func, errors)) return "input does not verify: " + format_verifier_errors(errors);
         held_.insert(Property::Verified);
     }
     for (const Pass* pass : pipeline_) {
-        if (auto err = ensure(*pass)) return err;
-        PassResult r = pass->run(func, ctx_);
-        if (!r.error.empty()) return "pass " + std::string(pass->name) + ": " + r.error;
+        PassResult r;
+        const bool skip = (present & pass->needs) != pass->needs;
+        if (auto err = ensure(*pass, skip)) return err;
+        if (skip) {
+            ++skipped_;
+        } else {
+            r = pass->run(func, ctx_);
+            if (!r.error.empty()) return "pass " + std::string(pass->name) + ": " + r.error;
+        }
         if (r.changed) {
+            present = scan_pass_needs(func);
             PropertySet lost = PropertySet::closure(pass->invalidated);
             lost.insert(Property::Verified);
             ctx_.invalidate(lost);
@@ -187,6 +223,14 @@ std::optional<std::string> PassManager::run(Function& func) {
         }
     }
     return std::nullopt;
+}
+
+bool PassManager::may_change(const Function& func) const {
+    const uint8_t present = scan_pass_needs(func);
+    for (const Pass* pass : pipeline_) {
+        if ((present & pass->needs) == pass->needs) return true;
+    }
+    return false;
 }
 
 }  // namespace heron

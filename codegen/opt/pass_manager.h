@@ -123,6 +123,25 @@ struct PassResult {
     std::string error;  // non-empty: the pass failed (the function may be partly edited)
 };
 
+/// What a function must contain for a pass to change anything. The pass
+/// manager skips a pass whose needs the function lacks, as if it had run
+/// and reported no change: its `produced` properties then hold vacuously
+/// (a function without a loop is in loop form). Skipping saves the
+/// analyses the pass requires: an acyclic function at opt_level speed gets
+/// no CFG, dominator tree or loop analysis, and the JIT does not even copy
+/// it (PassManager::may_change).
+namespace pass_needs {
+inline constexpr uint8_t kAnything = 0;
+/// A cycle: some branch goes to its own block or to one before it in the
+/// layout (a conservative test: no such branch means no loop).
+inline constexpr uint8_t kCycle = 1;
+/// A forwarder: a block whose only instruction is a `jump`.
+inline constexpr uint8_t kForwarder = 2;
+}  // namespace pass_needs
+
+/// The pass_needs a function has, found in one walk over its blocks.
+uint8_t scan_pass_needs(const Function& func);
+
 struct Pass {
     std::string_view name;
     std::string_view summary;
@@ -130,6 +149,7 @@ struct Pass {
     PropertySet produced;
     PropertySet invalidated;  // when the pass reports a change
     PassResult (*run)(Function& func, PassContext& ctx);
+    uint8_t needs;  // pass_needs: all of them must be present for the pass to run
 };
 
 /// The passes `--passes=` can name, in a stable order.
@@ -164,16 +184,24 @@ public:
     /// Runs the pipeline over `func`. Returns the first error, naming the
     /// pass, or nullopt. properties() then says what holds at the end.
     std::optional<std::string> run(Function& func);
+    /// False when no pass of the pipeline can change `func` (each one's
+    /// needs are missing): run() would then leave it as it is.
+    bool may_change(const Function& func) const;
     PropertySet properties() const { return held_; }
+    /// How many passes the last run() skipped for lack of their needs.
+    uint32_t skipped() const { return skipped_; }
     PassContext& context() { return ctx_; }
 
 private:
-    std::optional<std::string> ensure(const Pass& pass);
+    /// Computes the analyses `pass` requires and checks its shape
+    /// properties; for a skipped pass only the latter.
+    std::optional<std::string> ensure(const Pass& pass, bool skipped);
 
     PassManagerOptions options_;
     std::vector<const Pass*> pipeline_;
     PassContext ctx_;
     PropertySet held_;
+    uint32_t skipped_ = 0;
 };
 
 }  // namespace heron

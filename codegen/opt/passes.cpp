@@ -57,28 +57,28 @@ PassResult run_remove_break(Function&, PassContext& ctx) {
 }
 
 const Pass kPasses[] = {
-    {"verify", "checks the IR (with --verify-each off, the only check)", {Property::Verified}, {}, {}, run_nothing},
+    {"verify", "checks the IR (with --verify-each off, the only check)", {Property::Verified}, {}, {}, run_nothing, pass_needs::kAnything},
     {"loops", "computes the loop analysis; fails on irreducible control flow", {Property::LoopsValid}, {}, {},
-     run_nothing},
+     run_nothing, pass_needs::kAnything},
     {"counted-loops", "recognizes counted loops (heron loops prints them)", {Property::CountedLoopsKnown}, {}, {},
-     run_nothing},
+     run_nothing, pass_needs::kAnything},
     {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
-     {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form},
+     {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form, pass_needs::kCycle},
     // Moves instructions only: the CFG and the loops stay as they are.
     {"licm", "hoists pure loop-invariant instructions into the preheader",
-     {Property::LoopsValid, Property::LoopForm}, {}, {}, run_licm},
+     {Property::LoopsValid, Property::LoopForm}, {}, {}, run_licm, pass_needs::kCycle},
     // Rewrites the terminators of preheaders, headers and latches.
     {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {}, {Property::CfgValid},
-     run_count_down},
+     run_count_down, pass_needs::kCycle},
     // Undoes single latches and empty preheaders: the last pass of a
     // pipeline whose loop passes are done.
     {"forward-blocks", "branches skip blocks that only jump on (their parameters become the edge's arguments)", {},
-     {}, {Property::CfgValid, Property::LoopForm}, run_forward_blocks},
+     {}, {Property::CfgValid, Property::LoopForm}, run_forward_blocks, pass_needs::kForwarder},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
-     {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure},
+     {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure, pass_needs::kAnything},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},
-     {Property::Structured}, {}, run_remove_break},
+     {Property::Structured}, {}, run_remove_break, pass_needs::kAnything},
 };
 
 }  // namespace

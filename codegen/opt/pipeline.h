@@ -58,6 +58,12 @@ public:
     /// Returns an error naming the pass when a pass fails (a bug: the
     /// function may then be partly edited).
     std::optional<std::string> run(Function& func);
+    /// False when run() would certainly leave `func` as it is (no pass
+    /// finds what it works on: an acyclic function without forwarding
+    /// blocks). The JIT then compiles the caller's function without copying.
+    bool may_change(const Function& func) const { return pm_.may_change(func); }
+    /// How many passes the last run() skipped (their needs were missing).
+    uint32_t skipped() const { return pm_.skipped(); }
 
 private:
     OptLevel level_;

@@ -348,7 +348,7 @@ PassResult break_the_function(Function& f, PassContext&) {
 PassResult needs_nothing(Function&, PassContext&) { return {}; }
 
 TEST(PassManagerTest, VerifiesAfterEveryPass) {
-    const Pass breaker{"breaker", "", {}, {}, {Property::CfgValid}, break_the_function};
+    const Pass breaker{"breaker", "", {}, {}, {Property::CfgValid}, break_the_function, pass_needs::kAnything};
     Function f = parse_one(kTwoEntries);
     PassManagerOptions o;
     o.verify_each = true;
@@ -366,7 +366,7 @@ TEST(PassManagerTest, VerifiesAfterEveryPass) {
 }
 
 TEST(PassManagerTest, ShapePropertiesMustBeProducedFirst) {
-    const Pass wants_form{"wants-form", "", {Property::LoopForm}, {}, {}, needs_nothing};
+    const Pass wants_form{"wants-form", "", {Property::LoopForm}, {}, {}, needs_nothing, pass_needs::kAnything};
     Function f = parse_one(kTwoEntries);
     PassManager pm;
     pm.add(wants_form);
@@ -382,7 +382,8 @@ TEST(PassManagerTest, ShapePropertiesMustBeProducedFirst) {
     // A pass that changes the CFG loses LoopForm for the passes after it.
     const Pass cfg_editor{"cfg-editor", "", {}, {}, {Property::CfgValid}, [](Function&, PassContext&) {
                               return PassResult{true, ""};
-                          }};
+                          },
+                          pass_needs::kAnything};
     PassManager lost;
     ASSERT_FALSE(lost.add_pipeline("loop-form"));
     lost.add(cfg_editor);
@@ -430,6 +431,121 @@ block3:
     auto err = pm.run(f);
     ASSERT_TRUE(err);
     EXPECT_EQ(*err, "pass loop-form: irreducible control flow: edge block2 -> block1");
+}
+
+const char* kStraight = R"(
+function %s(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+}
+)";
+
+const char* kDiamondWithForwarder = R"(
+function %d(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block1, block2
+block1:
+    v1 = iconst.i32 7
+    jump block3(v1)
+block2:
+    jump block3(v0)
+block3(v2: i32):
+    return v2
+}
+)";
+
+/// A loop laid out with its header last: the back edge is the only branch
+/// to an earlier block, so the scan must look at every block.
+const char* kLoopHeaderLast = R"(
+function %l(i32) -> i32 {
+block0(v0: i32):
+    jump block2(v0)
+block1(v1: i32):
+    v2 = iconst.i32 1
+    v3 = isub v1, v2
+    jump block2(v3)
+block2(v4: i32):
+    brif v4, block1(v4), block3
+block3:
+    return v4
+}
+)";
+
+TEST(PassNeedsTest, ScanFindsCyclesAndForwarders) {
+    EXPECT_EQ(scan_pass_needs(parse_one(kStraight)), 0u);
+    EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder)), pass_needs::kForwarder);
+    EXPECT_EQ(scan_pass_needs(parse_one(kTwoEntries)), pass_needs::kCycle);
+    EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast)), pass_needs::kCycle | pass_needs::kForwarder);
+    // A branch to its own block is a cycle.
+    EXPECT_EQ(scan_pass_needs(parse_one(R"(
+function %self(i32) {
+block0(v0: i32):
+    brif v0, block0(v0), block1
+block1:
+    return
+}
+)")),
+              pass_needs::kCycle);
+    // Conservative: a branch to an earlier block counts even where the
+    // layout, not the CFG, makes it backward.
+    EXPECT_EQ(scan_pass_needs(parse_one(R"(
+function %back(i32) -> i32 {
+block0(v0: i32):
+    jump block2
+block1:
+    return v0
+block2:
+    jump block1
+}
+)")),
+              pass_needs::kCycle | pass_needs::kForwarder);
+}
+
+TEST(PassManagerTest, LoopPassesSkipAcyclicFunctionsWithoutAnalyses) {
+    PassManagerOptions o;
+    o.verify_each = true;
+    PassManager pm(o);
+    ASSERT_FALSE(pm.add_pipeline("loop-form,count-down,loop-form,licm,forward-blocks"));
+    Function f = parse_one(kStraight);
+    const std::string before = print_function(f);
+    EXPECT_FALSE(pm.may_change(f));
+    ASSERT_FALSE(pm.run(f));
+    EXPECT_EQ(pm.skipped(), 5u);
+    EXPECT_EQ(pm.context().computations(Property::CfgValid), 0u);
+    EXPECT_EQ(pm.context().computations(Property::LoopsValid), 0u);
+    // Vacuously in loop form, and unchanged.
+    EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
+    EXPECT_EQ(print_function(f), before);
+
+    // An acyclic function with a forwarder still gets forward-blocks.
+    Function d = parse_one(kDiamondWithForwarder);
+    EXPECT_TRUE(pm.may_change(d));
+    ASSERT_FALSE(pm.run(d));
+    EXPECT_EQ(pm.skipped(), 4u);
+    EXPECT_EQ(pm.context().computations(Property::LoopsValid), 0u);
+    EXPECT_EQ(print_function(d).find("block2:"), std::string::npos) << print_function(d);
+
+    // A loop runs every loop pass. The preheader loop-form adds gets the
+    // hoisted `iconst 1` from licm, so no forwarder is left for the last
+    // pass: the rescan after each change sees that.
+    Function l = parse_one(kTwoEntries);
+    EXPECT_TRUE(pm.may_change(l));
+    ASSERT_FALSE(pm.run(l));
+    EXPECT_EQ(pm.skipped(), 1u);
+    EXPECT_NE(print_function(l).find("iconst.i32 1\n    jump block1"), std::string::npos) << print_function(l);
+    EXPECT_GE(pm.context().computations(Property::LoopsValid), 1u);
+}
+
+TEST(PassManagerTest, SkippedPassStillNeedsItsShapeProperties) {
+    // licm without loop-form is a wrong pipeline for every function, the
+    // acyclic ones included.
+    PassManager pm;
+    ASSERT_FALSE(pm.add_pipeline("licm"));
+    Function f = parse_one(kStraight);
+    auto err = pm.run(f);
+    ASSERT_TRUE(err);
+    EXPECT_EQ(*err, "pass licm requires LoopForm, which no earlier pass produced");
 }
 
 }  // namespace
