@@ -18,7 +18,8 @@
 // BM_EndToEnd and BM_EndToEndOpt `allocs/func`: calls of operator new per compiled function
 // (this binary replaces the global operator new to count them; asmjit's own
 // malloc calls for its zone memory are not included), and `syscalls/func`:
-// mmap/mprotect calls of the code memory per function.
+// mmap/mprotect calls of the code memory per function. BM_EndToEndBatch/N:
+// the trivial function's cost when N functions share one finalize (one seal).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -242,6 +243,37 @@ void BM_EndToEndOpt(benchmark::State& state) {
     state.counters["allocs/func"] = double(g_allocations - allocs0) / double(state.iterations());
 }
 
+/// The per-function fixed cost when a module installs its functions in
+/// batches: arg 0 trivial functions are (re)defined, then one
+/// finalize_definitions installs them all, so the seal (one mprotect, a
+/// system call of 1-3 us on this machine) is shared. `time/func` is the time
+/// per function; arg 1 is BM_EndToEnd/0 (one seal per function).
+void BM_EndToEndBatch(benchmark::State& state) {
+    const Input& in = input(0);
+    const int64_t n = state.range(0);
+    JITModule jit;
+    std::vector<FuncId> ids;
+    for (int64_t k = 0; k < n; ++k) {
+        ids.push_back(jit.declare_function("f" + std::to_string(k), Linkage::Export, in.func->signature).value());
+        if (jit.define_function(ids.back(), *in.func)) state.SkipWithError("compile failed");
+    }
+    if (jit.finalize_definitions()) state.SkipWithError("install failed");
+    const uint64_t allocs0 = g_allocations;
+    const uint64_t sys0 = jit.code_memory_syscalls();
+    for (auto _ : state) {
+        for (FuncId id : ids) {
+            if (auto e = jit.define_function(id, *in.func)) state.SkipWithError(e->message.c_str());
+        }
+        if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
+        benchmark::DoNotOptimize(jit.get_finalized_function(ids[0]));
+    }
+    const double funcs = double(n) * double(state.iterations());
+    state.counters["time/func"] = benchmark::Counter(
+        double(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+    state.counters["allocs/func"] = double(g_allocations - allocs0) / funcs;
+    state.counters["syscalls/func"] = double(jit.code_memory_syscalls() - sys0) / funcs;
+}
+
 void BM_CopyFunction(benchmark::State& state) {
     const Input& in = input(state.range(0));
     for (auto _ : state) {
@@ -407,6 +439,7 @@ void BM_Emit_aarch64(benchmark::State& state) {
 #define HERON_SIZES ->Arg(0)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
 BENCHMARK(BM_EndToEnd) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndOpt) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EndToEndBatch)->Arg(1)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CopyFunction) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Verify) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Lower) HERON_SIZES->Unit(benchmark::kMicrosecond);

@@ -1,6 +1,7 @@
 // JITModule implementation: compile on define, place and link on finalize.
 #include "jit/jit_module.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -79,11 +80,18 @@ struct JITModule::Impl {
     Function scratch;
     // Kept between definitions so that the next one allocates little: the
     // verifier's tables, compiled code buffers no function holds any more
-    // (a few, each keeping its capacity), and finalize's work lists.
+    // (each keeping its capacity), and finalize's work lists. A module that
+    // installs its functions in batches needs one buffer per function of a
+    // batch: up to kSpareCode buffers of any size are kept, and beyond
+    // them, up to the largest batch seen (at most kMaxSpareCode), buffers
+    // of small functions only, so spares never hold much memory.
     VerifierContext verifier;
     VerifierErrors verifier_errors;
     std::vector<CompiledCode> spare_code;
     static constexpr size_t kSpareCode = 4;
+    static constexpr size_t kMaxSpareCode = 64;
+    static constexpr size_t kSmallCodeBytes = 4096;
+    size_t spare_limit = kSpareCode;
     struct Patch {
         uint32_t func;
         uint32_t offset;
@@ -132,7 +140,10 @@ struct JITModule::Impl {
     /// Keeps `c`'s buffers for a later define (an empty one, e.g. the code
     /// of a function installed for the first time, is not worth a place).
     void recycle_code(CompiledCode&& c) {
-        if (c.bytes.capacity() != 0 && spare_code.size() < kSpareCode) spare_code.push_back(std::move(c));
+        const size_t cap = c.bytes.capacity();
+        if (cap == 0) return;
+        if (spare_code.size() < kSpareCode || (spare_code.size() < spare_limit && cap <= kSmallCodeBytes))
+            spare_code.push_back(std::move(c));
     }
 
     uint64_t* new_cell() {
@@ -228,6 +239,7 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
 
 std::optional<JitError> JITModule::finalize_definitions() {
     Impl& m = *impl_;
+    m.spare_limit = std::max(m.spare_limit, std::min(m.pending.size(), Impl::kMaxSpareCode));
     // First resolve every relocation, so that an error installs nothing.
     std::vector<Impl::Patch>& patches = m.patches;
     patches.clear();

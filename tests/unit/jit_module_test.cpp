@@ -9,6 +9,7 @@
 
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
+#include "codegen/machinst/isa.h"
 #include "jit/jit_module.h"
 #include "jit/trap_registry.h"
 #include "tools/filetest.h"
@@ -326,6 +327,53 @@ block0(v0: i64, v1: i64):
     }
     ASSERT_FALSE(jit.free_function(id).has_value());
     EXPECT_EQ(TrapRegistry::global().num_ranges(), ranges - 1);
+}
+
+/// `%g{i}(a) = a * 3 + k`, with `extra` pairs of `+ a - a` (longer code).
+std::string batch_body(int i, int64_t k, int extra) {
+    std::string t = "function %g" + std::to_string(i) + "(i64) -> i64 system_v {\nblock0(v0: i64):\n";
+    t += "    v1 = iconst.i64 3\n    v2 = imul v0, v1\n";
+    t += "    v3 = iconst.i64 " + std::to_string(k) + "\n    v4 = iadd v2, v3\n";
+    int last = 4;
+    for (int e = 0; e < extra; ++e) {
+        t += "    v" + std::to_string(last + 1) + " = iadd v" + std::to_string(last) + ", v0\n";
+        t += "    v" + std::to_string(last + 2) + " = isub v" + std::to_string(last + 1) + ", v0\n";
+        last += 2;
+    }
+    return t + "    return v" + std::to_string(last) + "\n}\n";
+}
+
+TEST(JitModuleTest, BatchesOfRedefinitionsReuseBuffersCorrectly) {
+    // More functions per finalize than the module keeps spare buffers of
+    // any size, with bodies of changing lengths: every recycled buffer
+    // held another function's (longer or shorter) code before.
+    constexpr int kFuncs = 24;
+    std::unique_ptr<TargetIsa> isa = host_isa();
+    JITModule jit(checked());
+    std::vector<FuncId> ids;
+    for (int i = 0; i < kFuncs; ++i) {
+        auto f = parse_one(batch_body(i, i, 0));
+        ids.push_back(define(jit, *f));
+    }
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    for (int round = 1; round <= 6; ++round) {
+        std::vector<std::vector<uint8_t>> fresh(kFuncs);
+        for (int i = 0; i < kFuncs; ++i) {
+            const int extra = (i + round) % 4 * 3;
+            auto f = parse_one(batch_body(i, 100 * round + i, extra));
+            ASSERT_FALSE(jit.define_function(ids[i], *f).has_value());
+            // The bytes of a compile into a new buffer.
+            CompiledCode code;
+            ASSERT_EQ(isa->compile(*f, CompileOptions{}, code), "");
+            fresh[i] = code.bytes;
+        }
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        for (int i = 0; i < kFuncs; ++i) {
+            ASSERT_EQ(jit.compiled_code(ids[i])->bytes, fresh[i]) << "round " << round << ", g" << i;
+            auto* fn = jit.get_function<int64_t(int64_t)>(ids[i]);
+            ASSERT_EQ(fn(5), 15 + 100 * round + i) << "round " << round << ", g" << i;
+        }
+    }
 }
 
 TEST(JitModuleTest, TrapsAreReportedWithCodeAndFunction) {
