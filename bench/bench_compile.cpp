@@ -20,13 +20,17 @@
 // malloc calls for its zone memory are not included), and `syscalls/func`:
 // mmap/mprotect calls of the code memory per function. BM_EndToEndBatch/N:
 // the trivial function's cost when N functions share one finalize (one seal).
+// BM_EndToEndKernels/L: bench_kernels' eight CLIF kernels (loops) at opt
+// level L (0 none, 1 speed), one finalize per round.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "codegen/ir/parser.h"
@@ -274,6 +278,44 @@ void BM_EndToEndBatch(benchmark::State& state) {
     state.counters["syscalls/func"] = double(jit.code_memory_syscalls() - sys0) / funcs;
 }
 
+/// The eight kernels of bench_kernels (bench/kernels/*.clif: small
+/// functions with loops, 27-102 lines each) compiled into one module per
+/// iteration and installed with one finalize: arg 0 at opt_level none,
+/// arg 1 at speed. Unlike the generated inputs above, these have loops, so
+/// at speed the loop passes run. `inst/s` counts their IR instructions.
+void BM_EndToEndKernels(benchmark::State& state) {
+    static const char* kNames[] = {"bytecode", "collatz", "crc32", "fib", "mandelbrot", "matmul", "nbody", "sieve"};
+    static std::vector<std::unique_ptr<Function>> funcs;
+    static int insts = 0;
+    if (funcs.empty()) {
+        for (const char* name : kNames) {
+            std::ifstream in(std::string(HERON_SOURCE_DIR) + "/bench/kernels/" + name + ".clif");
+            std::stringstream text;
+            text << in.rdbuf();
+            Diagnostics errs;
+            for (auto& f : parse_functions(text.str(), errs)) funcs.push_back(std::move(f));
+            if (!errs.empty()) std::abort();
+        }
+        for (const auto& f : funcs)
+            for (Block b : f->layout.blocks())
+                for (Inst i : f->layout.block_insts(b)) (void)i, ++insts;
+    }
+    JITBuilder b;
+    b.opt_level(state.range(0) ? OptLevel::Speed : OptLevel::None);
+    JITModule jit(std::move(b));
+    std::vector<FuncId> ids;
+    for (const auto& f : funcs) ids.push_back(jit.declare_function(f->name.name, Linkage::Export, f->signature).value());
+    auto compile_all = [&] {
+        for (size_t k = 0; k < funcs.size(); ++k) {
+            if (auto e = jit.define_function(ids[k], *funcs[k])) state.SkipWithError(e->message.c_str());
+        }
+        if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
+    };
+    compile_all();
+    for (auto _ : state) compile_all();
+    set_counters(state, insts);
+}
+
 void BM_CopyFunction(benchmark::State& state) {
     const Input& in = input(state.range(0));
     for (auto _ : state) {
@@ -440,6 +482,7 @@ void BM_Emit_aarch64(benchmark::State& state) {
 BENCHMARK(BM_EndToEnd) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndOpt) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndBatch)->Arg(1)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EndToEndKernels)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CopyFunction) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Verify) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Lower) HERON_SIZES->Unit(benchmark::kMicrosecond);
