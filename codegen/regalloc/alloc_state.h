@@ -109,7 +109,7 @@ struct Context::Impl {
     std::vector<uint32_t> range_begin;  // CSR into ranges
     std::vector<Range> ranges;
     std::vector<uint32_t> first_interval;
-    std::vector<uint32_t> spill_slot;
+    std::vector<uint32_t> spill_slot;  // per vreg with an interval (kNone until it gets one)
     std::vector<uint32_t> hint_vreg, hint_pos;
 
     // Live-in vregs (without block parameters) per block, CSR.
@@ -170,7 +170,7 @@ struct Context::Impl {
         uint32_t store_of = kNone;  // a vreg stored from its register to its own slot
     };
     std::vector<uint32_t> store_count, store_depth;
-    std::vector<uint32_t> remat_inst;  // per vreg: its kRemat definition, or kNone
+    std::vector<uint32_t> remat_inst;  // per defined vreg: its kRemat definition, or kNone
     std::vector<PendingMove> split_moves;
     std::vector<uint64_t> move_order;  // point_key << 32 | index into split_moves
     // Reuse defs of the current instruction by use operand index, valid where

@@ -486,7 +486,6 @@ std::string Scan::run() {
         s_.scan_dirty.bits[c] = ~uint64_t{0};  // until the scan completes
         busy_[c] = s_.fixed_used.bits[c];  // fixed cursors are 0 (liveness reset them)
     }
-    s_.spill_slot.assign(s_.func->num_vregs, kNone);
     s_.free_slots.clear();
     s_.num_slots = 0;
     s_.num_splits = 0;

@@ -129,7 +129,9 @@ std::string validate_operands(Context::Impl& s) {
     // Hints are read and written only for defined vregs: each gets kNone at
     // its definition, so the array needs no fill.
     if (s.hint_vreg.size() < nv) s.hint_vreg.resize(nv);
+    if (s.remat_inst.size() < nv) s.remat_inst.resize(nv);  // likewise written at each definition
     uint32_t* hint_vreg = s.hint_vreg.data();
+    uint32_t* remat_inst = s.remat_inst.data();
     uint32_t* def_pos = s.def_pos.data();
     uint32_t* raw_uses = s.raw_uses.data();
     uint32_t* count = s.use_begin.data() + 1;
@@ -137,11 +139,12 @@ std::string validate_operands(Context::Impl& s) {
     const uint32_t* ob_of = f.operands_begin.data();
 
     // 0: defined; 1: out of range; 2: defined twice.
-    auto define = [&](VReg v, uint32_t block, uint32_t pos) -> int {
+    auto define = [&](VReg v, uint32_t block, uint32_t pos, uint32_t remat) -> int {
         if (!v.is_valid() || v.index() >= nv) return 1;
         if (def_pos[v.index()] != kNone) return 2;
         def_pos[v.index()] = pos;
         hint_vreg[v.index()] = kNone;
+        remat_inst[v.index()] = remat;
         s.def_block[v.index()] = block;
         s.vreg_class[v.index()] = static_cast<uint32_t>(v.cls());
         return 0;
@@ -149,7 +152,7 @@ std::string validate_operands(Context::Impl& s) {
     auto define_error = [&](VReg v, int e) { return e == 1 ? std::string("vreg out of range") : vname(v.index()) + " is defined twice"; };
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k) {
-            if (const int e = define(f.params[k], b, s.block_start(b)))
+            if (const int e = define(f.params[k], b, s.block_start(b), kNone))
                 return "block" + to_string(b) + " parameter: " + define_error(f.params[k], e);
         }
         const uint32_t first = f.block_insts_begin[b], last = f.block_insts_begin[b + 1] - 1;
@@ -159,6 +162,7 @@ std::string validate_operands(Context::Impl& s) {
             const uint32_t ob = ob_of[i], oe = ob_of[i + 1];
             if (oe - ob > 255) return "inst" + to_string(i) + ": too many operands";
             uint32_t num_fixed = 0;
+            uint64_t reused = 0;
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& op = ops[o];
                 auto where = [&] { return "inst" + to_string(i) + " operand " + to_string(o - ob) + ": "; };
@@ -172,6 +176,8 @@ std::string validate_operands(Context::Impl& s) {
                 }
                 if (op.kind == OperandKind::Use) {
                     ++raw_uses[op.vreg.index()];
+                    // (A Reuse use counts for the check of later Reuse defs.)
+                    if (op.constraint == Constraint::Reuse && op.aux < 64) reused |= uint64_t{1} << op.aux;
                     continue;
                 }
                 uint32_t pos = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
@@ -181,13 +187,19 @@ std::string validate_operands(Context::Impl& s) {
                     if (in.kind != OperandKind::Use || in.pos != OperandPos::Early || in.vreg.cls() != op.vreg.cls() ||
                         in.constraint == Constraint::Reuse)
                         return where() + "Reuse of an operand that is not an early use of the same class";
-                    for (uint32_t o2 = ob; o2 < o; ++o2)
-                        if (ops[o2].constraint == Constraint::Reuse && ops[o2].aux == op.aux)
-                            return where() + "two defs reuse one operand";
+                    // Operands (of the first 64) already named by an earlier
+                    // Reuse operand of this instruction; a scan beyond.
+                    bool twice = op.aux < 64 ? ((reused >> op.aux) & 1) != 0 : false;
+                    if (op.aux >= 64)
+                        for (uint32_t o2 = ob; o2 < o; ++o2)
+                            twice |= ops[o2].constraint == Constraint::Reuse && ops[o2].aux == op.aux;
+                    if (twice) return where() + "two defs reuse one operand";
+                    if (op.aux < 64) reused |= uint64_t{1} << op.aux;
                     pos = in.constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
                 }
                 if (i == last && nsucc > 0) return where() + "a branch defines a value";
-                if (const int e = define(op.vreg, b, pos)) return where() + define_error(op.vreg, e);
+                const uint32_t remat = (f.flags[i] & inst_flags::kRemat) ? i : kNone;
+                if (const int e = define(op.vreg, b, pos, remat)) return where() + define_error(op.vreg, e);
             }
             for (uint32_t o = ob; o < oe && num_fixed > 1; ++o) {
                 const Operand& a = ops[o];
@@ -236,7 +248,9 @@ std::string build_liveness(Context::Impl& s) {
     const Operand* ops = f.operands.data();
     const uint32_t nops = static_cast<uint32_t>(f.operands.size());
 
-    // Every use names a defined vreg of its class.
+    // Every use names a defined vreg of its class: checked in the walk over
+    // the operands below (all of them valid indices by now); on a failure
+    // this finds the first one for the message.
     const uint32_t* vclass = s.vreg_class.data();
     const uint32_t* def_pos = s.def_pos.data();
     auto use_ok = [&](VReg v) { return def_pos[v.index()] != kNone && vclass[v.index()] == static_cast<uint32_t>(v.cls()); };
@@ -244,15 +258,20 @@ std::string build_liveness(Context::Impl& s) {
         if (def_pos[v.index()] == kNone) return where + vname(v.index()) + " is used but never defined";
         return where + vname(v.index()) + " used with the wrong class";
     };
-    for (uint32_t o = 0; o < nops; ++o) {
-        if (ops[o].kind == OperandKind::Use && !use_ok(ops[o].vreg)) {
-            const uint32_t i = static_cast<uint32_t>(
-                std::upper_bound(f.operands_begin.begin(), f.operands_begin.end(), o) - f.operands_begin.begin() - 1);
-            return use_error(ops[o].vreg, "inst" + to_string(i) + ": ");
+    auto first_use_error = [&]() -> std::string {
+        for (uint32_t o = 0; o < nops; ++o) {
+            if (ops[o].kind == OperandKind::Use && !use_ok(ops[o].vreg)) {
+                const uint32_t i = static_cast<uint32_t>(
+                    std::upper_bound(f.operands_begin.begin(), f.operands_begin.end(), o) - f.operands_begin.begin() - 1);
+                return use_error(ops[o].vreg, "inst" + to_string(i) + ": ");
+            }
         }
-    }
-    for (VReg a : f.branch_args)
-        if (!use_ok(a)) return use_error(a, "branch argument: ");
+        for (VReg a : f.branch_args)
+            if (!use_ok(a)) return use_error(a, "branch argument: ");
+        assert(false && "a bad use was seen");
+        return "bad use";
+    };
+    bool uses_ok = true;
 
     // --- Use positions, in position order per vreg; fixed ranges and
     // copy/reuse affinities from the same walk over the operands. ---
@@ -333,6 +352,7 @@ std::string build_liveness(Context::Impl& s) {
                 const uint8_t must = op.constraint == Constraint::Reg ? 1 : 0;
                 UsePos u;
                 if (op.kind == OperandKind::Use) {
+                    uses_ok &= use_ok(op.vreg);
                     bool reused = o - ob < 64 && ((reused_mask >> (o - ob)) & 1);
                     if (wide && !reused)
                         for (uint32_t o2 = ob; o2 < oe; ++o2)
@@ -381,12 +401,15 @@ std::string build_liveness(Context::Impl& s) {
         }
         for (uint32_t e = f.succs_begin[b]; e < f.succs_begin[b + 1]; ++e) {
             const uint32_t t = f.succs[e];
-            for (uint32_t k = 0; k < f.branch_args_begin[e + 1] - f.branch_args_begin[e]; ++k)
+            for (uint32_t k = 0; k < f.branch_args_begin[e + 1] - f.branch_args_begin[e]; ++k) {
+                const VReg a = f.branch_args[f.branch_args_begin[e] + k];
+                uses_ok &= use_ok(a);
                 if (param_live(f.params[f.params_begin[t] + k]))
-                    add_use(f.branch_args[f.branch_args_begin[e] + k].index(),
-                            {pos_after(last), s.block_end(b), 0, kNoHint, kUseEdge});
+                    add_use(a.index(), {pos_after(last), s.block_end(b), 0, kNoHint, kUseEdge});
+            }
         }
     }
+    if (!uses_ok) return first_use_error();
     s.use_weight.resize(s.uses.size() + 1);
     s.next_must.resize(s.uses.size());
 
@@ -423,6 +446,8 @@ std::string build_liveness(Context::Impl& s) {
     s.intervals.clear();
     if (s.first_interval.size() < nv) s.first_interval.resize(nv);  // written for every vreg below
     uint32_t* first_interval = s.first_interval.data();
+    if (s.spill_slot.size() < nv) s.spill_slot.resize(nv);  // written for every vreg with an interval
+    uint32_t* spill_slot = s.spill_slot.data();
     std::vector<uint32_t>& stack = s.work;
     double weight_sum = 0;
     use_weight[0] = 0;
@@ -524,6 +549,7 @@ std::string build_liveness(Context::Impl& s) {
         it.use_end = ue;
         first_interval[v] = static_cast<uint32_t>(s.intervals.size());
         s.intervals.push_back(it);
+        spill_slot[v] = kNone;
     }
     s.range_begin[nv] = nr;
 

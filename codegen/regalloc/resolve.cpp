@@ -71,7 +71,6 @@ private:
         const Allocation a = loc_at(cursor, v, pos);
         return a.is_stack() && remat_[v] != kNone ? Allocation::remat(remat_[v]) : a;
     }
-    void find_remat();
     void add(uint32_t key, Allocation from, Allocation to, RegClass cls) {
         if (from != to) s_.split_moves.push_back({key, from, to, cls});
     }
@@ -93,19 +92,10 @@ private:
 
     Context::Impl& s_;
     const Function& f_;
-    std::vector<uint32_t>& remat_ = s_.remat_inst;  // per vreg: its kRemat definition, or kNone
+    // Per vreg: its kRemat definition, or kNone (set by liveness at each
+    // definition; read only for vregs that have a location).
+    const std::vector<uint32_t>& remat_ = s_.remat_inst;
 };
-
-void Resolver::find_remat() {
-    remat_.assign(f_.num_vregs, kNone);
-    for (uint32_t i = 0; i < f_.num_insts(); ++i) {
-        if (!(f_.flags[i] & inst_flags::kRemat)) continue;
-        const uint32_t ob = f_.operands_begin[i];
-        assert(f_.operands_begin[i + 1] == ob + 1 && f_.operands[ob].kind == OperandKind::Def &&
-               "a kRemat instruction has exactly one operand, a Def");
-        remat_[f_.operands[ob].vreg.index()] = i;
-    }
-}
 
 Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
     const Operand& op = f_.operands[o];
@@ -239,6 +229,10 @@ void Resolver::edge_moves() {
 void Resolver::stores_at_definitions() {
     const uint32_t nv = f_.num_vregs;
     auto& moves = s_.split_moves;
+    // Nothing to do (and no per-vreg counts to clear) without stores.
+    if (std::none_of(moves.begin(), moves.end(),
+                     [](const Context::Impl::PendingMove& m) { return m.store_of != kNone; }))
+        return;
     s_.store_count.assign(nv, 0);
     s_.store_depth.assign(nv, 0);
     for (const auto& m : moves) {
@@ -278,7 +272,6 @@ void Resolver::run(Output& out) {
     s_.op_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
     s_.edge_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
 
-    find_remat();
     s_.split_moves.clear();
     operand_allocs_and_fixups(out);
     split_moves();

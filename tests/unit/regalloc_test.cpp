@@ -530,6 +530,60 @@ TEST(RegallocErrors, MalformedSsa) {
     }
 }
 
+// Uses are checked while use positions are built; on a failure the first
+// bad use, in operand order and then branch arguments, names the message.
+TEST(RegallocErrors, BadUsesNameTheFirstOne) {
+    auto error_of = [](bool bad_operand, bool bad_arg, bool wrong_class) {
+        FunctionBuilder fb;
+        const uint32_t b0 = fb.block(), b1 = fb.block();
+        const VReg x = fb.int_vreg(), undefined = fb.int_vreg(), f = fb.float_vreg();
+        const VReg p = fb.param(b1);
+        fb.inst(b0, {Operand::def(x)});
+        fb.inst(b0, {Operand::def(f)});
+        fb.jump(b0, b1, {bad_arg ? undefined : x});
+        VReg used = bad_operand ? undefined : p;
+        if (wrong_class) used = VReg(f.index(), RegClass::Int);
+        fb.ret(b1, {Operand::use_fixed(used, kRax)});
+        return allocate_error(fb.finish(), testing::x64_env());
+    };
+    EXPECT_EQ(error_of(false, false, false), "");
+    EXPECT_EQ(error_of(true, false, false), "inst3: v1 is used but never defined");
+    EXPECT_EQ(error_of(false, true, false), "branch argument: v1 is used but never defined");
+    EXPECT_EQ(error_of(true, true, false), "inst3: v1 is used but never defined");
+    EXPECT_EQ(error_of(false, false, true), "inst3: v2 used with the wrong class");
+}
+
+// Two Reuse operands naming one input: found by a mask for the first 64
+// operands and by a scan beyond.
+TEST(RegallocErrors, TwoDefsReuseOneOperand) {
+    for (const uint32_t index : {1u, 70u}) {
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        std::vector<VReg> ins;
+        for (uint32_t k = 0; k <= index; ++k) {
+            ins.push_back(fb.int_vreg());
+            fb.inst(b, {Operand::def(ins.back())});
+        }
+        std::vector<Operand> ops;
+        for (VReg v : ins) ops.push_back(Operand::use_any(v));
+        ops[index] = Operand::use(ins[index]);
+        const VReg d1 = fb.int_vreg(), d2 = fb.int_vreg();
+        ops.push_back(Operand::def_reuse(d1, static_cast<uint8_t>(index)));
+        fb.inst(b, ops);
+        fb.ret(b, {});
+        Function one = fb.finish();
+        EXPECT_EQ(allocate_error(one, testing::x64_env()), "") << index;
+        // The same instruction with a second def reusing the same input.
+        const uint32_t i = index + 1;
+        Function two = one;
+        two.operands.insert(two.operands.begin() + two.operands_begin[i + 1], Operand::def_reuse(d2, static_cast<uint8_t>(index)));
+        for (uint32_t k = i + 1; k < two.operands_begin.size(); ++k) ++two.operands_begin[k];
+        EXPECT_EQ(allocate_error(two, testing::x64_env()),
+                  "inst" + std::to_string(i) + " operand " + std::to_string(index + 2) + ": two defs reuse one operand")
+            << index;
+    }
+}
+
 TEST(RegallocErrors, ImpossibleConstraints) {
     const MachineEnv env = testing::tiny_env(2, 1);
     {  // three register operands, two registers
