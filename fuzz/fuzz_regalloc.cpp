@@ -7,8 +7,8 @@
 // down to two per class) and the generator's shape (block and instruction
 // counts, edge density and locality, shares of floats, fixed registers,
 // calls and memory operands); the rest drives the generator. One allocator
-// Context serves every input, as in the backend, so state left behind by
-// one function would show up in the next.
+// Context per algorithm serves every input, as in the backend, so state left
+// behind by one function would show up in the next.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,11 +33,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     testing::RandomSource rng(data + shape_size, size - shape_size);
     const Function f = testing::random_function(rng, env, opt);
 
-    static Context ctx;
+    static Context ctx[2];
     static Output out;
-    std::string err = allocate(f, env, out, ctx);
-    if (err.empty()) err = check(f, env, out);
-    if (err.empty()) return 0;
-    std::fprintf(stderr, "fuzz_regalloc: %s\n%s\n", err.c_str(), testing::dump(f, &out).c_str());
-    std::abort();
+    for (Algorithm algo : {Algorithm::LinearScan, Algorithm::SinglePass}) {
+        std::string err = allocate(f, env, out, ctx[static_cast<int>(algo)], algo);
+        if (err.empty()) err = check(f, env, out);
+        if (err.empty()) continue;
+        std::fprintf(stderr, "fuzz_regalloc (%s): %s\n%s\n", algo == Algorithm::LinearScan ? "linear scan" : "single pass",
+                     err.c_str(), testing::dump(f, &out).c_str());
+        std::abort();
+    }
+    return 0;
 }

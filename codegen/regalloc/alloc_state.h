@@ -185,7 +185,15 @@ struct Context::Impl {
     uint32_t block_of(uint32_t pos) const { return inst_block[pos / 4]; }
 };
 
+/// Input checks shared by both allocators (liveness.cpp): the machine
+/// environment, and the CFG and CSR arrays of a function.
+std::string check_machine_env(const MachineEnv& env);
+std::string validate_cfg(const Function& f);
+
 std::string build_liveness(Context::Impl& s);
+/// The single-pass allocator (single_pass.cpp) and its state's deleter.
+std::string allocate_single_pass(const Function& func, const MachineEnv& env, Output& out, Context& ctx);
+void delete_single_pass(Context::SinglePass* sp);
 std::string linear_scan(Context::Impl& s);
 void resolve(Context::Impl& s, Output& out);
 

@@ -40,25 +40,36 @@ std::string validate_env(const MachineEnv& env, Context::Impl& s) {
         env.allocatable[0] == s.env_regs[0] && env.allocatable[1] == s.env_regs[1])
         return {};
     s.env_checked = false;
+    std::string err = check_machine_env(env);
+    if (!err.empty()) return err;
     s.allocatable = PRegSet();
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
-        const PReg scratch = env.scratch[c];
-        if (static_cast<unsigned>(scratch.cls) != c || scratch.hw >= kMaxRegsPerClass)
-            return "machine env: bad scratch register";
         s.scan_regs[c].clear();
         for (PReg r : env.allocatable[c]) {
-            if (static_cast<unsigned>(r.cls) != c || r.hw >= kMaxRegsPerClass || r == scratch ||
-                s.allocatable.contains(r))
-                return "machine env: bad allocatable register list";
             s.allocatable.add(r);
             s.scan_regs[c].push_back(r.index());
         }
-    }
-    for (unsigned c = 0; c < kNumRegClasses; ++c) {
         s.env_regs[c] = env.allocatable[c];
         s.env_scratch[c] = env.scratch[c];
     }
     s.env_checked = true;
+    return {};
+}
+
+}  // namespace
+
+std::string check_machine_env(const MachineEnv& env) {
+    PRegSet seen;
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        const PReg scratch = env.scratch[c];
+        if (static_cast<unsigned>(scratch.cls) != c || scratch.hw >= kMaxRegsPerClass)
+            return "machine env: bad scratch register";
+        for (PReg r : env.allocatable[c]) {
+            if (static_cast<unsigned>(r.cls) != c || r.hw >= kMaxRegsPerClass || r == scratch || seen.contains(r))
+                return "machine env: bad allocatable register list";
+            seen.add(r);
+        }
+    }
     return {};
 }
 
@@ -113,6 +124,8 @@ std::string validate_cfg(const Function& f) {
     }
     return {};
 }
+
+namespace {
 
 // Checks operands and records each vreg's single definition and class, the
 // block of every instruction, and how many operands and uses name each vreg

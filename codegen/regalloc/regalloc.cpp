@@ -34,9 +34,13 @@ void Output::clear() {
 }
 
 Context::Context() : impl(new Impl) {}
-Context::~Context() { delete impl; }
+Context::~Context() {
+    delete impl;
+    delete_single_pass(single_pass);
+}
 
-std::string allocate(const Function& func, const MachineEnv& env, Output& out, Context& ctx) {
+std::string allocate(const Function& func, const MachineEnv& env, Output& out, Context& ctx, Algorithm algorithm) {
+    if (algorithm == Algorithm::SinglePass) return allocate_single_pass(func, env, out, ctx);
     out.clear();
     Context::Impl& s = *ctx.impl;
     s.func = &func;

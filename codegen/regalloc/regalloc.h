@@ -34,10 +34,15 @@
 // Moves never touch CPU flags on our targets, so edits may sit between a
 // compare and the branch that reads its flags.
 //
-// Algorithm: linear scan on SSA form with interval splitting (Wimmer and
-// Franz, "Linear Scan Register Allocation on SSA Form", CGO 2010), spill
-// weights scaled by loop depth. A checker verifies every allocation
-// symbolically (each use reads the vreg the program says).
+// Algorithms (same contract, chosen per call):
+//  - LinearScan: linear scan on SSA form with interval splitting (Wimmer and
+//    Franz, "Linear Scan Register Allocation on SSA Form", CGO 2010), spill
+//    weights scaled by loop depth.
+//  - SinglePass: one backward walk per block, no global liveness or
+//    intervals, for fast compiles (single_pass.cpp): a value used outside
+//    its block lives in its spill slot at block boundaries.
+// A checker verifies every allocation symbolically (each use reads the vreg
+// the program says).
 #pragma once
 
 #include <cstdint>
@@ -230,7 +235,11 @@ public:
     Context& operator=(const Context&) = delete;
     struct Impl;
     Impl* impl;
+    struct SinglePass;
+    SinglePass* single_pass = nullptr;  // made on first use
 };
+
+enum class Algorithm : uint8_t { LinearScan, SinglePass };
 
 /// Allocates registers. Returns an empty string on success, else a message
 /// (malformed input such as a critical edge or a vreg defined twice).
@@ -250,7 +259,10 @@ public:
 ///    has. A Reg use of a vreg that stays live keeps its register through
 ///    the whole instruction, so count it against the Late point too.
 /// Edits are never placed at After(last instruction of a block).
-std::string allocate(const Function& func, const MachineEnv& env, Output& out, Context& ctx);
+/// Both algorithms accept the same inputs and report the same kinds of
+/// errors; SinglePass may return more edits and spill slots.
+std::string allocate(const Function& func, const MachineEnv& env, Output& out, Context& ctx,
+                     Algorithm algorithm = Algorithm::LinearScan);
 
 /// Verifies `out` symbolically against `func`: every Use operand's
 /// allocation holds its vreg at that point along every path, Fixed/Reuse

@@ -1,9 +1,10 @@
-// Property tests of the register allocator: random machine functions (random
-// CFGs with loops, block parameters and every constraint kind) are allocated
-// in several machine environments, from x86-64's 13+15 registers down to two
-// per class, and every result must pass the checker. Also: a reused Context
-// gives the same result as a fresh one, and a million-instruction function
-// allocates (and checks) in bounded time.
+// Property tests of the register allocators (both algorithms, each test runs
+// once per algorithm): random machine functions (random CFGs with loops,
+// block parameters and every constraint kind) are allocated in several
+// machine environments, from x86-64's 13+15 registers down to two per class,
+// and every result must pass the checker. Also: a reused Context gives the
+// same result as a fresh one, and a million-instruction function allocates
+// (and checks) in bounded time.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -24,12 +25,18 @@ GenOptions varied_options(uint64_t seed) {
     return testing::varied_options(meta);
 }
 
+class RegallocRandom : public ::testing::TestWithParam<Algorithm> {};
+
+std::string algo_name(const ::testing::TestParamInfo<Algorithm>& info) {
+    return info.param == Algorithm::LinearScan ? "LinearScan" : "SinglePass";
+}
+
 std::string describe(const Function& f) {
     return std::to_string(f.num_blocks()) + " blocks, " + std::to_string(f.num_insts()) + " insts, " +
            std::to_string(f.num_vregs) + " vregs";
 }
 
-TEST(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
+TEST_P(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
     const auto envs = testing::test_envs();
     Context ctx;
     Output out;
@@ -44,7 +51,7 @@ TEST(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
         }
         if (seed % 2 == 0) opt = varied_options(seed);
         const Function f = testing::random_function(rng, e.env, opt);
-        const std::string err = allocate(f, e.env, out, ctx);
+        const std::string err = allocate(f, e.env, out, ctx, GetParam());
         ASSERT_EQ(err, "") << "seed " << seed << " env " << e.name << ": " << describe(f);
         const std::string bad = check(f, e.env, out);
         ASSERT_EQ(bad, "") << "seed " << seed << " env " << e.name << ": " << describe(f);
@@ -58,7 +65,7 @@ TEST(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
     EXPECT_GT(spills, 0u) << "the tiny environments should force spills";
 }
 
-TEST(RegallocRandom, FuzzerBytesMakeValidFunctions) {
+TEST_P(RegallocRandom, FuzzerBytesMakeValidFunctions) {
     const MachineEnv env = testing::tiny_env(3, 2);
     Context ctx;
     Output out;
@@ -68,12 +75,12 @@ TEST(RegallocRandom, FuzzerBytesMakeValidFunctions) {
         for (auto& b : bytes) b = static_cast<uint8_t>(seeds.below(256));
         RandomSource rng(bytes.data(), bytes.size());
         const Function f = testing::random_function(rng, env);
-        ASSERT_EQ(allocate(f, env, out, ctx), "") << "input " << n;
+        ASSERT_EQ(allocate(f, env, out, ctx, GetParam()), "") << "input " << n;
         ASSERT_EQ(check(f, env, out), "") << "input " << n;
     }
 }
 
-TEST(RegallocRandom, ReusedContextGivesTheSameResult) {
+TEST_P(RegallocRandom, ReusedContextGivesTheSameResult) {
     const MachineEnv env = testing::tiny_env(4, 3);
     Context shared;
     for (uint64_t seed = 1; seed <= 200; ++seed) {
@@ -81,8 +88,8 @@ TEST(RegallocRandom, ReusedContextGivesTheSameResult) {
         const Function f = testing::random_function(rng, env);
         Output a, b;
         Context fresh;
-        ASSERT_EQ(allocate(f, env, a, shared), "");
-        ASSERT_EQ(allocate(f, env, b, fresh), "");
+        ASSERT_EQ(allocate(f, env, a, shared, GetParam()), "");
+        ASSERT_EQ(allocate(f, env, b, fresh, GetParam()), "");
         ASSERT_EQ(a.allocs.size(), b.allocs.size());
         for (size_t k = 0; k < a.allocs.size(); ++k) ASSERT_TRUE(a.allocs[k] == b.allocs[k]) << "seed " << seed;
         ASSERT_EQ(a.edits.size(), b.edits.size()) << "seed " << seed;
@@ -90,7 +97,7 @@ TEST(RegallocRandom, ReusedContextGivesTheSameResult) {
     }
 }
 
-TEST(RegallocRandom, MillionInstructionFunction) {
+TEST_P(RegallocRandom, MillionInstructionFunction) {
     const MachineEnv env = testing::x64_env();
     RandomSource rng(2024);
     GenOptions opt;
@@ -105,7 +112,7 @@ TEST(RegallocRandom, MillionInstructionFunction) {
     Context ctx;
     Output out;
     const auto t0 = std::chrono::steady_clock::now();
-    ASSERT_EQ(allocate(f, env, out, ctx), "");
+    ASSERT_EQ(allocate(f, env, out, ctx, GetParam()), "");
     const auto t1 = std::chrono::steady_clock::now();
     ASSERT_EQ(check(f, env, out), "");
     const auto t2 = std::chrono::steady_clock::now();
@@ -118,6 +125,9 @@ TEST(RegallocRandom, MillionInstructionFunction) {
     std::printf("%s: allocate %.2fs, check %.2fs, %u edits, %u spill slots\n", describe(f).c_str(), alloc_s, check_s,
                 out.stats.edits, out.num_spill_slots);
 }
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, RegallocRandom, ::testing::Values(Algorithm::LinearScan, Algorithm::SinglePass),
+                         algo_name);
 
 }  // namespace
 }  // namespace heron::ra

@@ -1,0 +1,952 @@
+// The single-pass register allocator: same contract as the linear scan
+// (regalloc.h), built for compile speed. No global liveness, no intervals,
+// no splitting: one forward walk over the operands (validation, where each
+// value is defined and whether it is used outside its block), then one
+// backward walk over each block's instructions. In the spirit of LLVM's
+// RegAllocFast and regalloc2's fastalloc; the design here is our own.
+//
+// Values at block boundaries. A vreg used outside its defining block, a
+// live block parameter, and a branch argument whose edge needs it in memory
+// are "global": each has a home spill slot and is there at every block
+// boundary (stored once, after its definition; a parameter's slot is
+// written by its predecessors' edge moves). Other vregs are block-local and
+// get a slot only when evicted.
+//
+// Edges. A block with one predecessor takes its parameters in the slots of
+// the branch arguments (the parameter's home slot is the argument's: under
+// SSA the argument's slot is written only at its definition, which cannot run
+// again while the parameter is live), so such edges need no moves at all.
+// A block with several predecessors has slots of its own for its
+// parameters; each predecessor ends with a jump without operands (the
+// contract), and the parallel move argument -> parameter slot goes at
+// Before(jump), resolved by moves.h (stack-to-stack through the scratch
+// register, cycles through the scratch register or an extra slot).
+//
+// Within a block, instructions are walked backward with vreg <-> register
+// maps describing where the code below expects each value. Per instruction:
+//  1. values live across it (in a register below, not defined by it) that sit
+//     in a register it clobbers, writes as a fixed def, or needs for another
+//     vreg's fixed use are displaced;
+//  2. defs get their locations (fixed, reuse, Early, Late, then Any), the
+//     register the value has below if allowed; copies to that register and a
+//     store to the value's slot (global or spilled) go at After(i);
+//  3. displaced values move to a register free across the instruction
+//     (After(i): that register -> the old one), else are reloaded from their
+//     slot at After(i) (a spill: the definition stores);
+//  4. uses get registers (Late Reg uses, Early Reg uses, Any uses, reused
+//     inputs, Fixed uses, in that order); a value with no register gets one
+//     here, which holds it from above. Fixed uses and reused inputs whose
+//     value is elsewhere (or stays live) are copied at Before(i). When no
+//     register is free, the live-across value whose next use is farthest is
+//     evicted (reloaded at After(i)).
+// At the top of the block, global values that are in registers are loaded
+// from their slots. After(i) and Before(i) moves are each a parallel move.
+#include <algorithm>
+#include <cassert>
+
+#include "codegen/regalloc/alloc_state.h"
+
+namespace heron::ra {
+namespace single_pass {
+
+constexpr uint8_t kNoReg = 0xff;
+constexpr uint32_t kParamDef = ~uint32_t{0} - 1;
+// The spill-slot number the parallel-move sequencer is given for its extra
+// slot; renumbered after the last block, when the slot count is known.
+constexpr uint32_t kEmergencyMark = uint32_t{1} << 30;
+
+enum : uint8_t { kGlobal = 1, kSpilled = 2, kUsed = 4, kVisit = 8 };
+
+struct VInfo {
+    uint32_t def_block = kNone;
+    uint32_t def_inst = kNone;  // kParamDef for a block parameter
+    uint32_t param_index = 0;   // a parameter's position in its block
+    uint32_t slot = kNone;
+    uint32_t next_use = 0;   // nearest use below the scan point, in the block
+    uint32_t mark = 0;       // 2 * (i + 1) when used by i, + 1 when defined by i
+    uint32_t disp = 0;       // i + 1 when displaced at i
+    uint32_t reloc = kNone;  // with disp: its After(i) move, from its new register
+    uint32_t dom_block = kNone;  // the last block where a use was found dominated
+    uint8_t cls = 0;
+    uint8_t flags = 0;
+    uint8_t reg = kNoReg;  // PReg::index() while in a register in the scan state
+};
+
+/// Register sets of one class at one instruction, by preference rank.
+struct Masks {
+    uint64_t thru = 0;    // values live across the instruction
+    uint64_t defE = 0;    // Early defs (busy at both points)
+    uint64_t defL = 0;    // Late defs, reuse defs
+    uint64_t fixE = 0;    // Fixed Early uses
+    uint64_t fixL = 0;    // Fixed Late uses
+    uint64_t fixD = 0;    // Fixed defs (and defs reusing a fixed input)
+    uint64_t clob = 0;    // clobbered
+    uint64_t useE = 0;    // holding a used value at the Early point
+    uint64_t useL = 0;    // holding a Late use
+    uint64_t pinned = 0;  // live across and read in place by a Reg use: never evicted
+};
+
+struct Move {
+    Allocation from, to;
+    RegClass cls;
+};
+
+}  // namespace single_pass
+
+using namespace single_pass;
+
+struct Context::SinglePass {
+    // The environment of the last call, validated, with preference ranks.
+    bool env_ok = false;
+    std::vector<PReg> env_regs[kNumRegClasses];
+    PReg env_scratch[kNumRegClasses];
+    uint8_t rank_of[kNumRegClasses][kMaxRegsPerClass];
+    uint8_t hw_of[kNumRegClasses][kMaxRegsPerClass];
+    uint64_t all[kNumRegClasses] = {};
+
+    std::vector<VInfo> vi;
+    // Dominators (Cooper, Harvey and Kennedy), made on the first use of a
+    // value outside its block.
+    std::vector<uint32_t> rpo_num, idom, order, stack, next_child;
+    // Scan state.
+    uint32_t owner[kNumPRegs];
+    uint32_t fix_vreg[kNumPRegs];
+    uint64_t occupied[kNumRegClasses] = {};
+    Masks m[kNumRegClasses];
+    uint32_t reuse_stamp[256] = {}, reuse_def[256] = {};
+    uint32_t reuse_gen = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> displaced;  // (vreg, register index below)
+    std::vector<Move> after, before;
+    ParallelMoves pm;
+    std::vector<Edit> block_edits;
+    std::vector<uint32_t> group_end;
+    std::vector<uint32_t> local_free, deferred_free, path;
+    uint32_t local_next = 0, local_max = 0, num_global = 0;
+    uint32_t emergency = kNoSlot, emergency_count = kEmergencyMark;
+};
+
+void delete_single_pass(Context::SinglePass* sp) { delete sp; }
+
+namespace {
+
+using std::to_string;
+
+std::string vname(uint32_t v) { return "v" + to_string(v); }
+
+class Allocator {
+public:
+    Allocator(Context::SinglePass& s, const Function& f, const MachineEnv& env, Output& out)
+        : s_(s), f_(f), env_(env), out_(out) {}
+    std::string run();
+
+private:
+    std::string setup_env();
+    std::string scan_defs();
+    std::string check_fixed(uint32_t i);
+    void compute_dominators();
+    bool dominates(uint32_t d, uint32_t u);
+    std::string scan_uses();
+    void assign_global_slots();
+    uint32_t alias_source(uint32_t p) const;
+    std::string alloc_block(uint32_t b);
+    std::string alloc_inst(uint32_t i, PRegSet clob);
+    void edge_moves(uint32_t b, uint32_t term, uint32_t t);
+    void top_loads(uint32_t b);
+    void flush(const std::vector<Move>& moves, ProgPoint p);
+
+    // Register helpers (idx: PReg::index(); rank: position in the class's
+    // preference order).
+    uint64_t bit_of(uint32_t idx) const {
+        const uint8_t r = s_.rank_of[idx / kMaxRegsPerClass][idx % kMaxRegsPerClass];
+        return r == kNoReg ? 0 : uint64_t{1} << r;
+    }
+    uint32_t idx_of(unsigned c, unsigned rank) const { return c * kMaxRegsPerClass + s_.hw_of[c][rank]; }
+    uint32_t lowest(unsigned c, uint64_t set) const { return idx_of(c, static_cast<unsigned>(__builtin_ctzll(set))); }
+    void take(uint32_t v, uint32_t idx) {
+        s_.vi[v].reg = static_cast<uint8_t>(idx);
+        s_.owner[idx] = v;
+        s_.occupied[idx / kMaxRegsPerClass] |= bit_of(idx);
+    }
+    void release(uint32_t idx) {
+        s_.vi[s_.owner[idx]].reg = kNoReg;
+        s_.owner[idx] = kNone;
+        s_.occupied[idx / kMaxRegsPerClass] &= ~bit_of(idx);
+    }
+    Allocation slot_of(uint32_t v) {
+        VInfo& x = s_.vi[v];
+        if (x.slot == kNone) {
+            uint32_t k;
+            if (s_.local_free.empty()) {
+                k = s_.local_next++;
+                s_.local_max = std::max(s_.local_max, s_.local_next);
+            } else {
+                k = s_.local_free.back();
+                s_.local_free.pop_back();
+            }
+            x.slot = s_.num_global + k;
+        }
+        x.flags |= kSpilled;
+        return Allocation::stack(x.slot);
+    }
+    bool in_memory(uint32_t v) const { return s_.vi[v].flags & (kGlobal | kSpilled); }
+    // A register of class c outside `busy` (and the live-across values),
+    // the preferred one if allowed;
+    // else one taken from the live-across value used farthest below (kNone
+    // when there is none). During defs the victim is displaced (resolved in
+    // step 3), during uses it is reloaded at After(i).
+    uint32_t pick(unsigned c, uint64_t busy, uint32_t prefer, bool displace);
+    void displace(uint32_t w, uint32_t idx);
+    void evict(uint32_t w, uint32_t idx);
+
+    Context::SinglePass& s_;
+    const Function& f_;
+    const MachineEnv& env_;
+    Output& out_;
+    uint32_t cur_ = 0;  // the instruction being allocated
+    bool dom_ready_ = false;
+};
+
+std::string Allocator::setup_env() {
+    if (s_.env_ok && env_.scratch[0] == s_.env_scratch[0] && env_.scratch[1] == s_.env_scratch[1] &&
+        env_.allocatable[0] == s_.env_regs[0] && env_.allocatable[1] == s_.env_regs[1])
+        return {};
+    s_.env_ok = false;
+    std::string err = check_machine_env(env_);
+    if (!err.empty()) return err;
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        std::fill(std::begin(s_.rank_of[c]), std::end(s_.rank_of[c]), kNoReg);
+        const auto& regs = env_.allocatable[c];
+        for (size_t k = 0; k < regs.size(); ++k) {
+            s_.rank_of[c][regs[k].hw] = static_cast<uint8_t>(k);
+            s_.hw_of[c][k] = regs[k].hw;
+        }
+        s_.all[c] = regs.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << regs.size()) - 1;
+        s_.env_regs[c] = regs;
+        s_.env_scratch[c] = env_.scratch[c];
+    }
+    s_.env_ok = true;
+    return {};
+}
+
+// Operand checks (as the linear scan makes them) and each vreg's definition.
+std::string Allocator::scan_defs() {
+    const Function& f = f_;
+    const uint32_t nb = f.num_blocks(), nv = f.num_vregs;
+    VInfo* vi = s_.vi.data();
+    auto define = [&](VReg v, uint32_t b, uint32_t inst) -> std::string {
+        if (!v.is_valid() || v.index() >= nv) return "vreg out of range";
+        VInfo& x = vi[v.index()];
+        if (x.def_block != kNone) return vname(v.index()) + " is defined twice";
+        x.def_block = b;
+        x.def_inst = inst;
+        x.cls = static_cast<uint8_t>(v.cls());
+        return {};
+    };
+    for (uint32_t b = 0; b < nb; ++b) {
+        for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k) {
+            std::string e = define(f.params[k], b, kParamDef);
+            if (!e.empty()) return "block" + to_string(b) + " parameter: " + e;
+            vi[f.params[k].index()].param_index = k - f.params_begin[b];
+        }
+        const uint32_t last = f.block_insts_begin[b + 1] - 1;
+        const uint32_t nsucc = f.succs_begin[b + 1] - f.succs_begin[b];
+        for (uint32_t i = f.block_insts_begin[b]; i <= last; ++i) {
+            const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
+            if (oe - ob > 255) return "inst" + to_string(i) + ": too many operands";
+            uint32_t num_fixed = 0;
+            for (uint32_t o = ob; o < oe; ++o) {
+                const Operand& op = f.operands[o];
+                auto where = [&] { return "inst" + to_string(i) + " operand " + to_string(o - ob) + ": "; };
+                if (!op.vreg.is_valid() || op.vreg.index() >= nv) return where() + "vreg out of range";
+                if (op.constraint == Constraint::Fixed) {
+                    if (op.aux >= kMaxRegsPerClass) return where() + "fixed register out of range";
+                    if (op.fixed_reg() == env_.scratch[static_cast<unsigned>(op.vreg.cls())])
+                        return where() + "fixed to the scratch register";
+                    ++num_fixed;
+                }
+                if (op.kind == OperandKind::Use) continue;
+                if (op.constraint == Constraint::Reuse) {
+                    if (op.aux >= oe - ob) return where() + "Reuse of an operand out of range";
+                    const Operand& in = f.operands[ob + op.aux];
+                    if (in.kind != OperandKind::Use || in.pos != OperandPos::Early || in.vreg.cls() != op.vreg.cls() ||
+                        in.constraint == Constraint::Reuse)
+                        return where() + "Reuse of an operand that is not an early use of the same class";
+                    for (uint32_t o2 = ob; o2 < o; ++o2)
+                        if (f.operands[o2].constraint == Constraint::Reuse && f.operands[o2].aux == op.aux)
+                            return where() + "two defs reuse one operand";
+                    if (in.constraint == Constraint::Fixed) ++num_fixed;
+                }
+                if (i == last && nsucc > 0) return where() + "a branch defines a value";
+                std::string e = define(op.vreg, b, i);
+                if (!e.empty()) return where() + e;
+            }
+            if (num_fixed > 0) {
+                std::string e = check_fixed(i);
+                if (!e.empty()) return e;
+            }
+            if (i == last && nsucc == 1 && oe > ob) {
+                const uint32_t t = f.succs[f.succs_begin[b]];
+                if (f.preds_begin[t + 1] - f.preds_begin[t] > 1)
+                    return "inst" + to_string(i) + ": a jump with operands to a block with several predecessors";
+            }
+        }
+    }
+    return {};
+}
+
+// Fixed registers of one instruction that cannot be honoured together: two
+// operands of one kind in one register (unless two uses of one vreg), a use
+// and a def in one register where their times overlap (a Late use, an
+// Early def), a Late use in a clobbered register.
+std::string Allocator::check_fixed(uint32_t i) {
+    const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+    const Operand* ops = f_.operands.data();
+    // The register a fixed operand (or a def reusing a fixed input) needs.
+    auto fixed_reg = [&](const Operand& op, PReg& r) {
+        if (op.constraint == Constraint::Fixed) {
+            r = op.fixed_reg();
+            return true;
+        }
+        if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse &&
+            ops[ob + op.aux].constraint == Constraint::Fixed) {
+            r = ops[ob + op.aux].fixed_reg();
+            return true;
+        }
+        return false;
+    };
+    auto busy_msg = [&](PReg r) {
+        return "inst" + to_string(i) + ": register " + to_string(r.hw) + " is required by two operands at once";
+    };
+    bool late_fixed_use = false;
+    for (uint32_t o = ob; o < oe; ++o) {
+        PReg ra;
+        if (!fixed_reg(ops[o], ra)) continue;
+        const Operand& a = ops[o];
+        late_fixed_use |= a.kind == OperandKind::Use && a.pos == OperandPos::Late;
+        for (uint32_t o2 = o + 1; o2 < oe; ++o2) {
+            PReg rb;
+            if (!fixed_reg(ops[o2], rb) || rb != ra) continue;
+            const Operand& b = ops[o2];
+            if (a.kind == b.kind) {
+                if (a.kind == OperandKind::Def || a.vreg != b.vreg)
+                    return "inst" + to_string(i) + ": two operands fixed to one register";
+                continue;
+            }
+            const Operand& u = a.kind == OperandKind::Use ? a : b;
+            const Operand& d = a.kind == OperandKind::Use ? b : a;
+            const bool own_input = d.constraint == Constraint::Reuse && &ops[ob + d.aux] == &u;
+            if (!own_input && (u.pos == OperandPos::Late || d.pos == OperandPos::Early)) return busy_msg(ra);
+        }
+    }
+    if (!late_fixed_use) return {};
+    auto it = std::lower_bound(f_.clobbers.begin(), f_.clobbers.end(), i,
+                               [](const std::pair<uint32_t, PRegSet>& c, uint32_t x) { return c.first < x; });
+    for (; it != f_.clobbers.end() && it->first == i; ++it)
+        for (uint32_t o = ob; o < oe; ++o)
+            if (ops[o].kind == OperandKind::Use && ops[o].pos == OperandPos::Late &&
+                ops[o].constraint == Constraint::Fixed && it->second.contains(ops[o].fixed_reg()))
+                return busy_msg(ops[o].fixed_reg());
+    return {};
+}
+
+void Allocator::compute_dominators() {
+    dom_ready_ = true;
+    const uint32_t nb = f_.num_blocks();
+    auto& order = s_.order;
+    auto& num = s_.rpo_num;
+    auto& idom = s_.idom;
+    auto& next = s_.next_child;
+    order.clear();
+    num.assign(nb, kNone);
+    next.assign(nb, 0);
+    // Postorder by an explicit stack; `num` marks the blocks seen (kNone - 1).
+    s_.stack.assign(1, 0);
+    num[0] = kNone - 1;
+    while (!s_.stack.empty()) {
+        const uint32_t b = s_.stack.back();
+        if (next[b] < f_.succs_begin[b + 1] - f_.succs_begin[b]) {
+            const uint32_t t = f_.succs[f_.succs_begin[b] + next[b]++];
+            if (num[t] == kNone) {
+                num[t] = kNone - 1;
+                s_.stack.push_back(t);
+            }
+            continue;
+        }
+        order.push_back(b);
+        s_.stack.pop_back();
+    }
+    std::reverse(order.begin(), order.end());
+    for (uint32_t k = 0; k < order.size(); ++k) num[order[k]] = k;
+    idom.assign(nb, kNone);
+    idom[0] = 0;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t k = 1; k < order.size(); ++k) {
+            const uint32_t b = order[k];
+            uint32_t nd = kNone;
+            for (uint32_t e = f_.preds_begin[b]; e < f_.preds_begin[b + 1]; ++e) {
+                uint32_t x = f_.preds[e];
+                if (idom[x] == kNone) continue;
+                if (nd == kNone) {
+                    nd = x;
+                    continue;
+                }
+                uint32_t y = nd;
+                while (x != y) {
+                    while (num[x] > num[y]) x = idom[x];
+                    while (num[y] > num[x]) y = idom[y];
+                }
+                nd = x;
+            }
+            if (nd != idom[b]) {
+                idom[b] = nd;
+                changed = true;
+            }
+        }
+    }
+}
+
+// Whether block d dominates block u. A use in an unreachable block is
+// never executed (and the checker does not look at it): accepted.
+bool Allocator::dominates(uint32_t d, uint32_t u) {
+    if (!dom_ready_) compute_dominators();
+    const uint32_t* num = s_.rpo_num.data();
+    if (num[u] == kNone) return true;
+    if (num[d] == kNone) return false;
+    uint32_t x = u;
+    while (num[x] > num[d]) x = s_.idom[x];
+    return x == d;
+}
+
+// Uses: defined, of the right class, after the definition in its block or in
+// a block it dominates. Marks the vregs that need a home slot.
+std::string Allocator::scan_uses() {
+    const Function& f = f_;
+    VInfo* vi = s_.vi.data();
+    auto check = [&](VReg v, uint32_t b, const std::string& where) -> std::string {
+        VInfo& x = vi[v.index()];
+        if (x.def_block == kNone) return where + vname(v.index()) + " is used but never defined";
+        if (x.cls != static_cast<uint8_t>(v.cls())) return where + vname(v.index()) + " used with the wrong class";
+        x.flags |= kUsed;
+        if (x.def_block == b || x.dom_block == b) return {};
+        x.flags |= kGlobal;
+        if (!dominates(x.def_block, b)) return vname(v.index()) + " is used where its definition does not dominate";
+        x.dom_block = b;
+        return {};
+    };
+    for (uint32_t b = 0; b < f.num_blocks(); ++b) {
+        for (uint32_t i = f.block_insts_begin[b]; i < f.block_insts_begin[b + 1]; ++i) {
+            for (uint32_t o = f.operands_begin[i]; o < f.operands_begin[i + 1]; ++o) {
+                const Operand& op = f.operands[o];
+                if (op.kind != OperandKind::Use) continue;
+                const uint32_t v = op.vreg.index();
+                if (vi[v].def_block == b && vi[v].def_inst != kParamDef && vi[v].def_inst >= i &&
+                    vi[v].cls == static_cast<uint8_t>(op.vreg.cls()))
+                    return "inst" + to_string(i) + ": " + vname(v) + " used before its definition";
+                std::string e = check(op.vreg, b, "inst" + to_string(i) + ": ");
+                if (!e.empty()) return e;
+            }
+        }
+    }
+    for (uint32_t b = 0; b < f.num_blocks(); ++b) {  // operands first, as the linear scan reports them
+        for (uint32_t k = f.branch_args_begin[f.succs_begin[b]]; k < f.branch_args_begin[f.succs_begin[b + 1]]; ++k) {
+            std::string e = check(f.branch_args[k], b, "branch argument: ");
+            if (!e.empty()) return e;
+        }
+    }
+    for (VReg p : f.params)
+        if (vi[p.index()].flags & kUsed) vi[p.index()].flags |= kGlobal;
+    // Live parameters live in slots; an argument needs one when its edge has
+    // no moves (one predecessor: the parameter takes the argument's slot) or
+    // when it comes from another block.
+    for (uint32_t b = 0; b < f.num_blocks(); ++b) {
+        for (uint32_t e = f.succs_begin[b]; e < f.succs_begin[b + 1]; ++e) {
+            const uint32_t t = f.succs[e];
+            const bool one_pred = f.preds_begin[t + 1] - f.preds_begin[t] == 1;
+            for (uint32_t k = 0; k < f.branch_args_begin[e + 1] - f.branch_args_begin[e]; ++k) {
+                if (!(vi[f.params[f.params_begin[t] + k].index()].flags & kUsed)) continue;
+                VInfo& a = vi[f.branch_args[f.branch_args_begin[e] + k].index()];
+                if (one_pred || a.def_block != b) a.flags |= kGlobal;
+            }
+        }
+    }
+    return {};
+}
+
+// The argument whose slot parameter p shares (p's block has one
+// predecessor), or kNone.
+uint32_t Allocator::alias_source(uint32_t p) const {
+    const VInfo& x = s_.vi[p];
+    if (x.def_inst != kParamDef) return kNone;
+    const uint32_t t = x.def_block;
+    if (f_.preds_begin[t + 1] - f_.preds_begin[t] != 1) return kNone;
+    const uint32_t b = f_.preds[f_.preds_begin[t]];
+    for (uint32_t e = f_.succs_begin[b]; e < f_.succs_begin[b + 1]; ++e)
+        if (f_.succs[e] == t) return f_.branch_args[f_.branch_args_begin[e] + x.param_index].index();
+    return kNone;
+}
+
+void Allocator::assign_global_slots() {
+    s_.num_global = 0;
+    VInfo* vi = s_.vi.data();
+    for (uint32_t v = 0; v < f_.num_vregs; ++v) {
+        if (!(vi[v].flags & kGlobal) || vi[v].slot != kNone) continue;
+        // Follow parameter -> argument links to a vreg with a slot (or one
+        // that gets a new slot); a cycle (only in unreachable code) ends the
+        // walk too.
+        s_.path.clear();
+        uint32_t x = v, slot = kNone;
+        for (;;) {
+            if (vi[x].slot != kNone) {
+                slot = vi[x].slot;
+                break;
+            }
+            const uint32_t a = alias_source(x);
+            if (a == kNone || (vi[x].flags & kVisit)) break;
+            vi[x].flags |= kVisit;
+            s_.path.push_back(x);
+            x = a;
+        }
+        if (slot == kNone) {
+            slot = s_.num_global++;
+            vi[x].slot = slot;
+        }
+        for (uint32_t y : s_.path) {
+            vi[y].slot = slot;
+            vi[y].flags &= static_cast<uint8_t>(~kVisit);
+        }
+    }
+}
+
+uint32_t Allocator::pick(unsigned c, uint64_t busy, uint32_t prefer, bool displace_victim) {
+    Masks& m = s_.m[c];
+    const uint64_t free = s_.all[c] & ~(busy | m.thru);
+    if (prefer != kNoReg && (free & bit_of(prefer))) return prefer;
+    if (free) return lowest(c, free);
+    uint64_t cand = m.thru & ~m.pinned & ~busy;
+    if (!cand) return kNone;
+    uint32_t best = kNone, best_use = 0;
+    for (; cand; cand &= cand - 1) {
+        const uint32_t idx = lowest(c, cand);
+        const uint32_t nu = s_.vi[s_.owner[idx]].next_use;
+        if (best == kNone || nu > best_use) {
+            best = idx;
+            best_use = nu;
+        }
+    }
+    if (displace_victim)
+        displace(s_.owner[best], best);
+    else
+        evict(s_.owner[best], best);
+    return best;
+}
+
+void Allocator::displace(uint32_t w, uint32_t idx) {
+    s_.m[idx / kMaxRegsPerClass].thru &= ~bit_of(idx);
+    release(idx);
+    s_.vi[w].disp = cur_ + 1;
+    s_.displaced.push_back({w, idx});
+}
+
+// During the uses of instruction cur_: w leaves register idx and is
+// reloaded after the instruction where the code below expects it.
+void Allocator::evict(uint32_t w, uint32_t idx) {
+    const unsigned c = idx / kMaxRegsPerClass;
+    s_.m[c].thru &= ~bit_of(idx);
+    release(idx);
+    VInfo& x = s_.vi[w];
+    const Allocation slot = slot_of(w);
+    if (x.disp == cur_ + 1 && x.reloc != kNone) {
+        s_.after[x.reloc].from = slot;  // it had moved to idx for this instruction
+        x.reloc = kNone;
+        return;
+    }
+    s_.after.push_back({slot, Allocation::reg(PReg::from_index(idx)), static_cast<RegClass>(c)});
+}
+
+void Allocator::flush(const std::vector<Move>& moves, ProgPoint p) {
+    if (moves.empty()) return;
+    for (const Move& mv : moves) s_.pm.add(mv.from, mv.to, mv.cls);
+    s_.pm.resolve(env_, p, s_.emergency, s_.emergency_count, s_.block_edits);
+    s_.group_end.push_back(static_cast<uint32_t>(s_.block_edits.size()));
+}
+
+std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
+    cur_ = i;
+    const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+    const uint32_t n = oe - ob;
+    if (n == 0 && clobbers.empty()) return {};
+    const Operand* ops = f_.operands.data() + ob;
+    Allocation* allocs = out_.allocs.data() + ob;
+    VInfo* vi = s_.vi.data();
+    const uint32_t use_mark = 2 * (i + 1), def_mark = use_mark + 1;
+    Masks* m = s_.m;
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        m[c] = Masks();
+        for (uint64_t bits = clobbers.bits[c]; bits; bits &= bits - 1)
+            m[c].clob |= bit_of(c * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits)));
+    }
+    s_.after.clear();
+    s_.before.clear();
+    s_.displaced.clear();
+    s_.deferred_free.clear();
+    if (++s_.reuse_gen == 0) {
+        std::fill(std::begin(s_.reuse_stamp), std::end(s_.reuse_stamp), 0);
+        s_.reuse_gen = 1;
+    }
+    const uint32_t gen = s_.reuse_gen;
+    auto is_reused = [&](uint32_t k) { return s_.reuse_stamp[k] == gen; };
+
+    // Step 0: marks and fixed registers.
+    for (uint32_t k = 0; k < n; ++k) {
+        const Operand& op = ops[k];
+        const unsigned c = static_cast<unsigned>(op.vreg.cls());
+        if (op.kind != OperandKind::Def) continue;
+        vi[op.vreg.index()].mark = def_mark;
+        if (op.constraint == Constraint::Fixed) {
+            m[c].fixD |= bit_of(op.fixed_reg().index());
+        } else if (op.constraint == Constraint::Reuse) {
+            s_.reuse_stamp[op.aux] = gen;
+            s_.reuse_def[op.aux] = k;
+            if (ops[op.aux].constraint == Constraint::Fixed) m[c].fixD |= bit_of(ops[op.aux].fixed_reg().index());
+        }
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+        const Operand& op = ops[k];
+        if (op.kind != OperandKind::Use) continue;
+        const unsigned c = static_cast<unsigned>(op.vreg.cls());
+        const uint32_t v = op.vreg.index();
+        vi[v].mark = use_mark;
+        if (op.constraint == Constraint::Fixed) {
+            const uint32_t idx = op.fixed_reg().index();
+            (op.pos == OperandPos::Early ? m[c].fixE : m[c].fixL) |= bit_of(idx);
+            s_.fix_vreg[idx] = v;
+        } else if (op.constraint == Constraint::Reg && !is_reused(k) && vi[v].reg != kNoReg) {
+            m[c].pinned |= bit_of(vi[v].reg);
+        }
+    }
+
+    // Step 1: values live across the instruction; displace those in the way.
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1) {
+            const uint32_t idx = lowest(c, bits & (~bits + 1));
+            const uint64_t bit = bits & (~bits + 1);
+            const uint32_t w = s_.owner[idx];
+            if (vi[w].mark == def_mark) continue;  // defined here: where the code below wants it
+            m[c].thru |= bit;
+            const bool own_fixed = (bit & (m[c].fixE | m[c].fixL)) && s_.fix_vreg[idx] == w;
+            if ((bit & (m[c].clob | m[c].fixD)) || ((bit & (m[c].fixE | m[c].fixL)) && !own_fixed)) displace(w, idx);
+        }
+        m[c].pinned &= m[c].thru;
+    }
+
+    auto fail = [&] { return "inst" + to_string(i) + ": more values need registers at once than there are"; };
+
+    // Step 2: defs. Passes: fixed, reuse, Early Reg, Late Reg, Any.
+    for (int pass = 0; pass < 5; ++pass) {
+        for (uint32_t k = 0; k < n; ++k) {
+            const Operand& op = ops[k];
+            if (op.kind != OperandKind::Def) continue;
+            const bool reuse_fixed = op.constraint == Constraint::Reuse && ops[op.aux].constraint == Constraint::Fixed;
+            int want;
+            if (op.constraint == Constraint::Fixed || reuse_fixed)
+                want = 0;
+            else if (op.constraint == Constraint::Reuse)
+                want = 1;
+            else if (op.constraint == Constraint::Reg)
+                want = op.pos == OperandPos::Early ? 2 : 3;
+            else
+                want = 4;
+            if (want != pass) continue;
+            const unsigned c = static_cast<unsigned>(op.vreg.cls());
+            const uint32_t v = op.vreg.index();
+            VInfo& x = vi[v];
+            const uint32_t below = x.reg;
+            const bool store = in_memory(v);
+            Masks& mc = m[c];
+            Allocation a;
+            if (pass == 0) {
+                const PReg r = reuse_fixed ? ops[op.aux].fixed_reg() : op.fixed_reg();
+                a = Allocation::reg(r);
+                (op.pos == OperandPos::Early && !reuse_fixed ? mc.defE : mc.defL) |= bit_of(r.index());
+            } else if (pass == 1) {
+                const uint32_t r = pick(c, mc.defE | mc.defL | mc.fixE | mc.fixL | mc.clob | mc.useE, below, true);
+                if (r == kNone) return fail();
+                a = Allocation::reg(PReg::from_index(r));
+                mc.defL |= bit_of(r);
+                mc.useE |= bit_of(r);
+            } else if (pass == 2) {
+                const uint32_t r = pick(c, mc.defE | mc.defL | mc.fixE | mc.fixL | mc.clob | mc.useE | mc.useL, below, true);
+                if (r == kNone) return fail();
+                a = Allocation::reg(PReg::from_index(r));
+                mc.defE |= bit_of(r);
+            } else {
+                uint64_t busy = mc.defE | mc.defL | mc.fixL | mc.useL;
+                if (op.pos == OperandPos::Early) busy |= mc.fixE | mc.clob | mc.useE;
+                uint32_t r = kNone;
+                if (pass == 3) {
+                    r = pick(c, busy, below, true);
+                    if (r == kNone) return fail();
+                } else if (below != kNoReg && !((busy | mc.thru) & bit_of(below))) {
+                    r = below;
+                } else if (!store && (s_.all[c] & ~(busy | mc.thru))) {
+                    r = lowest(c, s_.all[c] & ~(busy | mc.thru));
+                }
+                if (r != kNone) {
+                    a = Allocation::reg(PReg::from_index(r));
+                    (op.pos == OperandPos::Early ? mc.defE : mc.defL) |= bit_of(r);
+                } else {
+                    a = slot_of(v);  // its home (stored no more), or a slot for a dead value
+                }
+            }
+            allocs[k] = a;
+            if (below != kNoReg) {
+                if (a != Allocation::reg(PReg::from_index(below)))
+                    s_.after.push_back({a, Allocation::reg(PReg::from_index(below)), static_cast<RegClass>(c)});
+                release(below);
+            }
+            if (store || x.slot != kNone) {
+                const Allocation slot = slot_of(v);
+                if (store && a != slot) s_.after.push_back({a, slot, static_cast<RegClass>(c)});
+                if (!(x.flags & kGlobal)) {  // a local slot is free above its definition
+                    s_.deferred_free.push_back(x.slot - s_.num_global);
+                    x.slot = kNone;
+                    x.flags &= static_cast<uint8_t>(~kSpilled);
+                }
+            }
+        }
+    }
+
+    // Step 3: displaced values move to a register free across the
+    // instruction, else are reloaded from their slot after it.
+    for (auto [w, below] : s_.displaced) {
+        const unsigned c = below / kMaxRegsPerClass;
+        Masks& mc = m[c];
+        const uint64_t free =
+            s_.all[c] & ~(mc.thru | mc.defE | mc.defL | mc.fixE | mc.fixL | mc.fixD | mc.clob | mc.useE | mc.useL);
+        VInfo& x = vi[w];
+        if (free) {
+            const uint32_t r = lowest(c, free);
+            take(w, r);
+            mc.thru |= bit_of(r);
+            x.reloc = static_cast<uint32_t>(s_.after.size());
+            s_.after.push_back(
+                {Allocation::reg(PReg::from_index(r)), Allocation::reg(PReg::from_index(below)), static_cast<RegClass>(c)});
+        } else {
+            x.reloc = kNone;
+            s_.after.push_back({slot_of(w), Allocation::reg(PReg::from_index(below)), static_cast<RegClass>(c)});
+        }
+    }
+    for (uint32_t k = 0; k < n; ++k) {  // relocated values read in place stay
+        const Operand& op = ops[k];
+        const uint32_t v = op.vreg.index();
+        if (op.kind == OperandKind::Use && op.constraint == Constraint::Reg && !is_reused(k) && vi[v].reg != kNoReg &&
+            vi[v].disp == i + 1)
+            m[static_cast<unsigned>(op.vreg.cls())].pinned |= bit_of(vi[v].reg);
+    }
+
+    // Step 4: uses. Passes: Late Reg, Early Reg, Any, reused inputs, Fixed.
+    for (int pass = 0; pass < 5; ++pass) {
+        for (uint32_t k = 0; k < n; ++k) {
+            const Operand& op = ops[k];
+            if (op.kind != OperandKind::Use) continue;
+            int want;
+            if (op.constraint == Constraint::Fixed)
+                want = 4;
+            else if (is_reused(k))
+                want = 3;
+            else if (op.constraint == Constraint::Any)
+                want = 2;
+            else
+                want = op.pos == OperandPos::Late ? 0 : 1;
+            if (want != pass) continue;
+            const unsigned c = static_cast<unsigned>(op.vreg.cls());
+            const uint32_t v = op.vreg.index();
+            Masks& mc = m[c];
+            const bool late = op.pos == OperandPos::Late;
+            uint32_t r = vi[v].reg;
+            uint64_t busy = mc.fixE | mc.fixL | mc.defE | mc.useE | mc.useL;  // besides mc.thru
+            if (late) busy |= mc.defL | mc.clob;
+            if (pass <= 1) {
+                if (r == kNoReg) {
+                    const uint64_t lasting = s_.all[c] & ~(busy | mc.thru | mc.defL | mc.clob);
+                    r = lasting ? lowest(c, lasting) : pick(c, busy, kNoReg, false);
+                    if (r == kNone) return fail();
+                    take(v, r);
+                }
+                allocs[k] = Allocation::reg(PReg::from_index(r));
+            } else if (pass == 2) {
+                if (r != kNoReg && !(late && (bit_of(r) & (mc.defE | mc.defL | mc.clob)))) {
+                    allocs[k] = Allocation::reg(PReg::from_index(r));
+                } else if (r == kNoReg && !in_memory(v) && (s_.all[c] & ~(busy | mc.thru))) {
+                    r = lowest(c, s_.all[c] & ~(busy | mc.thru));
+                    take(v, r);
+                    allocs[k] = Allocation::reg(PReg::from_index(r));
+                } else {
+                    allocs[k] = slot_of(v);
+                    r = kNoReg;
+                }
+            } else {
+                const Allocation to = pass == 3 ? allocs[s_.reuse_def[k]] : Allocation::reg(op.fixed_reg());
+                allocs[k] = to;
+                if (r != kNoReg) {
+                    if (Allocation::reg(PReg::from_index(r)) != to) {
+                        bool dup = false;
+                        for (const Move& mv : s_.before) dup |= mv.to == to;
+                        if (!dup) s_.before.push_back({Allocation::reg(PReg::from_index(r)), to, static_cast<RegClass>(c)});
+                    }
+                } else if (bit_of(to.index)) {
+                    take(v, to.index);  // the value waits in the operand's register
+                } else {  // a fixed register outside the allocatable set
+                    bool dup = false;
+                    for (const Move& mv : s_.before) dup |= mv.to == to;
+                    if (!dup) s_.before.push_back({slot_of(v), to, static_cast<RegClass>(c)});
+                }
+                r = to.is_reg() && bit_of(to.index) ? to.index : kNoReg;
+            }
+            if (r != kNoReg) {
+                mc.useE |= bit_of(r);
+                if (late) mc.useL |= bit_of(r);
+            }
+            vi[v].next_use = i;
+        }
+    }
+    for (uint32_t k : s_.deferred_free) s_.local_free.push_back(k);
+
+    flush(s_.after, ProgPoint::after(i));
+    flush(s_.before, ProgPoint::before(i));
+    return {};
+}
+
+// The parallel move into the parameter slots of t, the only successor of b
+// (several predecessors), at Before(term). Arguments defined in b are read
+// from registers while any is free, others from their slots.
+void Allocator::edge_moves(uint32_t b, uint32_t term, uint32_t t) {
+    const uint32_t e = f_.succs_begin[b];
+    s_.after.clear();
+    for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
+        const uint32_t p = f_.params[f_.params_begin[t] + k].index();
+        if (!(s_.vi[p].flags & kUsed)) continue;
+        const uint32_t a = f_.branch_args[f_.branch_args_begin[e] + k].index();
+        VInfo& x = s_.vi[a];
+        const unsigned c = x.cls;
+        Allocation from;
+        if (x.reg != kNoReg) {
+            from = Allocation::reg(PReg::from_index(x.reg));
+        } else if (x.def_block == b && (s_.all[c] & ~s_.occupied[c])) {
+            const uint32_t r = lowest(c, s_.all[c] & ~s_.occupied[c]);
+            take(a, r);
+            x.next_use = term;
+            from = Allocation::reg(PReg::from_index(r));
+        } else {
+            from = slot_of(a);
+        }
+        s_.after.push_back({from, Allocation::stack(s_.vi[p].slot), static_cast<RegClass>(c)});
+    }
+    flush(s_.after, ProgPoint::before(term));
+}
+
+// Values in registers at the top of block b come from their home slots.
+void Allocator::top_loads(uint32_t b) {
+    s_.after.clear();
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1) {
+            const uint32_t idx = lowest(c, bits & (~bits + 1));
+            const uint32_t w = s_.owner[idx];
+            assert((s_.vi[w].flags & kGlobal) && "only global values are live into a block");
+            s_.after.push_back({Allocation::stack(s_.vi[w].slot), Allocation::reg(PReg::from_index(idx)),
+                                static_cast<RegClass>(c)});
+            s_.vi[w].reg = kNoReg;
+            s_.owner[idx] = kNone;
+        }
+        s_.occupied[c] = 0;
+    }
+    flush(s_.after, ProgPoint::before(f_.block_insts_begin[b]));
+}
+
+std::string Allocator::alloc_block(uint32_t b) {
+    s_.block_edits.clear();
+    s_.group_end.clear();
+    s_.local_next = 0;
+    s_.local_free.clear();
+    const uint32_t first = f_.block_insts_begin[b], term = f_.block_insts_begin[b + 1] - 1;
+    // Clobber sets by a cursor moving down through the block.
+    size_t ci = static_cast<size_t>(
+        std::lower_bound(f_.clobbers.begin(), f_.clobbers.end(), term + 1,
+                         [](const std::pair<uint32_t, PRegSet>& c, uint32_t x) { return c.first < x; }) -
+        f_.clobbers.begin());
+    auto clobbers_of = [&](uint32_t i) {
+        PRegSet set;
+        while (ci > 0 && f_.clobbers[ci - 1].first >= i) {
+            if (f_.clobbers[ci - 1].first == i) set |= f_.clobbers[ci - 1].second;
+            --ci;
+        }
+        return set;
+    };
+    uint32_t i = term + 1;
+    if (f_.succs_begin[b + 1] - f_.succs_begin[b] == 1) {
+        const uint32_t t = f_.succs[f_.succs_begin[b]];
+        if (f_.preds_begin[t + 1] - f_.preds_begin[t] > 1 && f_.params_begin[t + 1] > f_.params_begin[t]) {
+            // The contract: this jump has no operands.
+            clobbers_of(term);
+            edge_moves(b, term, t);
+            i = term;
+        }
+    }
+    while (i-- > first) {
+        std::string err = alloc_inst(i, clobbers_of(i));
+        if (!err.empty()) return err;
+    }
+    top_loads(b);
+    // Groups were made bottom-up: emit them in reverse.
+    const auto& g = s_.group_end;
+    for (size_t k = g.size(); k-- > 0;) {
+        const uint32_t from = k ? g[k - 1] : 0;
+        out_.edits.insert(out_.edits.end(), s_.block_edits.begin() + from, s_.block_edits.begin() + g[k]);
+    }
+    return {};
+}
+
+std::string Allocator::run() {
+    std::string err = setup_env();
+    if (err.empty()) err = validate_cfg(f_);
+    if (!err.empty()) return err;
+    s_.vi.assign(f_.num_vregs, VInfo());
+    if (!(err = scan_defs()).empty()) return err;
+    if (!(err = scan_uses()).empty()) return err;
+    assign_global_slots();
+    std::fill(std::begin(s_.owner), std::end(s_.owner), kNone);
+    s_.occupied[0] = s_.occupied[1] = 0;
+    s_.local_max = 0;
+    s_.emergency = kNoSlot;
+    s_.emergency_count = kEmergencyMark;
+    out_.allocs.assign(f_.operands.size(), Allocation());
+    for (uint32_t b = 0; b < f_.num_blocks(); ++b) {
+        if (!(err = alloc_block(b)).empty()) {
+            out_.clear();
+            return err;
+        }
+    }
+    uint32_t slots = s_.num_global + s_.local_max;
+    if (s_.emergency != kNoSlot) {  // the sequencer's extra slot goes last
+        for (Edit& e : out_.edits) {
+            if (e.from.is_stack() && e.from.index == kEmergencyMark) e.from.index = slots;
+            if (e.to.is_stack() && e.to.index == kEmergencyMark) e.to.index = slots;
+        }
+        ++slots;
+    }
+    out_.num_spill_slots = slots;
+    out_.stats.spill_slots = slots;
+    out_.stats.edits = static_cast<uint32_t>(out_.edits.size());
+    return {};
+}
+
+}  // namespace
+
+std::string allocate_single_pass(const Function& func, const MachineEnv& env, Output& out, Context& ctx) {
+    out.clear();
+    if (!ctx.single_pass) ctx.single_pass = new Context::SinglePass;
+    return Allocator(*ctx.single_pass, func, env, out).run();
+}
+
+}  // namespace heron::ra
