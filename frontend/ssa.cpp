@@ -812,18 +812,27 @@ uint32_t SSABuilder::remove_trivial_params(Function& func) {
     user_head_.clear();
     user_tail_.clear();
 
+    // Who passes which SSA parameter to which: removing a parameter wakes
+    // the parameters it was an argument of. Only the trivial ones start on
+    // the worklist (in block order, as if every parameter were there and
+    // the others were passed over): a parameter that is not trivial now
+    // can only become so when one of its incoming parameters goes, and
+    // that wakes it.
     for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
         for (Value p : dfg.block_params(Block(b))) {
-            if (is_ssa_param(p)) worklist_.push_back(p);
+            if (!is_ssa_param(p)) continue;
+            Value same;
+            bool several = false;
+            for_each_incoming(*this, dfg, p, [&](Value arg) {
+                Value a = resolve(dfg, arg);
+                if (a == p) return;
+                if (is_ssa_param(a) && dfg.value_def(a).is_param()) add_user(a, p);
+                if (a == same) return;
+                if (same.is_valid()) several = true;
+                same = a;
+            });
+            if (!several) worklist_.push_back(p);
         }
-    }
-    // Who passes which SSA parameter to which: removing a parameter wakes
-    // the parameters it was an argument of.
-    for (Value p : worklist_) {
-        for_each_incoming(*this, dfg, p, [&](Value arg) {
-            Value a = resolve(dfg, arg);
-            if (a != p && is_ssa_param(a) && dfg.value_def(a).is_param()) add_user(a, p);
-        });
     }
 
     uint32_t removed = 0;
@@ -890,9 +899,13 @@ uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
     DataFlowGraph& dfg = func.dfg;
     scc_nodes_.clear();
     node_of_.clear();
+    // Only a parameter passed to another parameter can be in a group of
+    // two or more (the users index of remove_trivial_params lists at least
+    // every parameter that receives it; what it lists for a parameter that
+    // is still there is never short of the truth, only possibly long).
     for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
         for (Value p : dfg.block_params(Block(b))) {
-            if (!is_ssa_param(p)) continue;
+            if (!is_ssa_param(p) || user_head_[p] == kNone) continue;
             scc_nodes_.push_back(p);
             node_of_[p] = static_cast<uint32_t>(scc_nodes_.size());
         }
@@ -976,6 +989,14 @@ void SSABuilder::find_sccs(Function& func, const std::vector<uint32_t>& set) {
                 t_low_[parent] = std::min(t_low_[parent], t_low_[u]);
             }
             if (t_low_[u] != t_index_[u]) continue;
+            if (t_stack_.back() == u) {
+                // A group of one: not trivial (the trivial pass removed
+                // those, and one made trivial by removing a group goes in
+                // the trivial pass that follows), so nothing to settle.
+                t_stack_.pop_back();
+                t_on_stack_[u] = 0;
+                continue;
+            }
             const uint32_t begin = static_cast<uint32_t>(scc_members_.size());
             uint32_t w;
             do {
