@@ -48,7 +48,7 @@ std::optional<FrontendError> FunctionBuilder::check_block(Block block, const cha
     if (finalized_) {
         return FrontendError::make(Kind::AlreadyFinalized, std::string(what) + ": the builder was finalized");
     }
-    if (block.is_valid() && func.dfg.block_is_valid(block)) return std::nullopt;
+    if (block_usable(block)) return std::nullopt;
     return FrontendError::make(Kind::InvalidBlock, std::string(what) + "(" + block.to_string() +
                                                        "): the function has no such block");
 }
@@ -94,6 +94,11 @@ Result<void> FunctionBuilder::try_switch_to_block(Block block) {
 }
 
 void FunctionBuilder::switch_to_block(Block block) {
+    if (block_usable(block) && std::as_const(ctx_.status_)[block] != BlockStatus::Filled) [[likely]] {
+        if (!func.layout.is_block_inserted(block)) func.layout.append_block(block);
+        current_ = block;
+        return;
+    }
     if (auto r = try_switch_to_block(block); !r) record(r.error());
 }
 
@@ -143,6 +148,10 @@ Result<void> FunctionBuilder::try_seal_block(Block block) {
 }
 
 void FunctionBuilder::seal_block(Block block) {
+    if (block_usable(block) && !ctx_.ssa_.is_sealed(block)) [[likely]] {
+        ctx_.ssa_.seal_block(block, func);
+        return;
+    }
     if (auto r = try_seal_block(block); !r) record(r.error());
 }
 
@@ -184,7 +193,11 @@ Type FunctionBuilder::var_type(Variable var) const {
 }
 
 Result<void> FunctionBuilder::try_def_var(Variable var, Value value) {
-    if (!var_usable(var)) [[unlikely]] return var_error(var, "def_var");
+    if (def_var_ok(var, value)) [[likely]] {
+        ctx_.ssa_.def_var(var, value, *current_);
+        return {};
+    }
+    if (!var_usable(var)) return var_error(var, "def_var");
     auto where = [&] { return current_ ? " (in " + current_->to_string() + ")" : std::string(); };
     if (!value.is_valid() || !func.dfg.value_is_valid(value)) [[unlikely]] {
         return FrontendError::make(Kind::InvalidValue,
@@ -217,6 +230,10 @@ Result<void> FunctionBuilder::try_def_var(Variable var, Value value) {
 }
 
 void FunctionBuilder::def_var(Variable var, Value value) {
+    if (def_var_ok(var, value)) [[likely]] {
+        ctx_.ssa_.def_var(var, value, *current_);
+        return;
+    }
     if (auto r = try_def_var(var, value); !r) record(r.error());
 }
 
@@ -231,6 +248,7 @@ Result<Value> FunctionBuilder::try_use_var(Variable var) {
 }
 
 Value FunctionBuilder::use_var(Variable var) {
+    if (var_usable(var) && current_) [[likely]] return ctx_.ssa_.use_var(func, var, ctx_.var_types_[var], *current_).value;
     auto r = try_use_var(var);
     if (r) return *r;
     record(r.error());
@@ -380,8 +398,13 @@ Result<void> FunctionBuilder::finalize() {
     std::span<const Value> removed = ctx_.ssa_.removed_params();
     if (!removed.empty()) {
         ctx_.ssa_.flatten_aliases(func);
+        // Most arguments are no alias: test inline, resolve only those.
+        DataFlowGraph& dfg = func.dfg;
+        auto resolve = [&dfg](Value& v) {
+            if (dfg.value_is_alias(v)) [[unlikely]] v = dfg.resolve_aliases(v);
+        };
         for (Block b : func.layout.blocks()) {
-            for (Inst inst : func.layout.block_insts(b)) func.dfg.resolve_aliases_in_arguments(inst);
+            for (Inst inst : func.layout.block_insts(b)) dfg.for_each_inst_value(inst, resolve);
         }
         // Nothing refers to them any more: detach them so that the function
         // has no aliases left (a self-alias is an unattached value).

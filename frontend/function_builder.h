@@ -163,6 +163,14 @@ private:
         return !finalized_ && var.is_valid() && var.index() < ctx_.num_vars_;
     }
     FrontendError var_error(Variable var, const char* what) const;
+    /// Not finalized and a block of the function (check_block's test).
+    bool block_usable(Block block) const { return !finalized_ && block.is_valid() && func.dfg.block_is_valid(block); }
+    /// Every condition try_def_var checks holds (the plain form's fast path).
+    bool def_var_ok(Variable var, Value value) const {
+        return var_usable(var) && value.is_valid() && func.dfg.value_is_valid(value) &&
+               ctx_.var_types_[var] == func.dfg.value_type(value) && current_ &&
+               std::as_const(ctx_.status_)[*current_] != BlockStatus::Filled;
+    }
     bool has_ssa_params(Block block) const;
     Value placeholder(Type ty);
 
