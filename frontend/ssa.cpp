@@ -811,6 +811,7 @@ uint32_t SSABuilder::remove_trivial_params(Function& func) {
     user_nodes_.clear();
     user_head_.clear();
     user_tail_.clear();
+    gets_param_.clear();
 
     // Who passes which SSA parameter to which: removing a parameter wakes
     // the parameters it was an argument of. Only the trivial ones start on
@@ -826,7 +827,10 @@ uint32_t SSABuilder::remove_trivial_params(Function& func) {
             for_each_incoming(*this, dfg, p, [&](Value arg) {
                 Value a = resolve(dfg, arg);
                 if (a == p) return;
-                if (is_ssa_param(a) && dfg.value_def(a).is_param()) add_user(a, p);
+                if (is_ssa_param(a) && dfg.value_def(a).is_param()) {
+                    add_user(a, p);
+                    gets_param_[p] = 1;
+                }
                 if (a == same) return;
                 if (same.is_valid()) several = true;
                 same = a;
@@ -899,13 +903,15 @@ uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
     DataFlowGraph& dfg = func.dfg;
     scc_nodes_.clear();
     node_of_.clear();
-    // Only a parameter passed to another parameter can be in a group of
-    // two or more (the users index of remove_trivial_params lists at least
-    // every parameter that receives it; what it lists for a parameter that
-    // is still there is never short of the truth, only possibly long).
+    // Only a parameter that is passed to another parameter and is passed
+    // one can be in a group of two or more. The users index of
+    // remove_trivial_params lists at least every parameter that receives
+    // it (for a parameter that is still there it is never short of the
+    // truth, only possibly long), and one passed no parameter when the
+    // index was built is passed none now (removals replace parameters only).
     for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
         for (Value p : dfg.block_params(Block(b))) {
-            if (!is_ssa_param(p) || user_head_[p] == kNone) continue;
+            if (!is_ssa_param(p) || user_head_[p] == kNone || !std::as_const(gets_param_)[p]) continue;
             scc_nodes_.push_back(p);
             node_of_[p] = static_cast<uint32_t>(scc_nodes_.size());
         }

@@ -282,6 +282,7 @@ private:
     };
     std::vector<UserNode> user_nodes_;
     DenseTable<Value, uint32_t> user_head_, user_tail_;
+    DenseTable<Value, uint8_t> gets_param_;  // passed an SSA parameter (when the users were listed)
     std::vector<Value> worklist_;
 
     // remove_redundant_sccs: the parameter graph (an edge from a parameter
