@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,12 +35,14 @@ struct ErrorRecorder : asmjit::ErrorHandler {
 /// attaches its assembler with `begin`.
 class EmitterBase {
 protected:
-    explicit EmitterBase(CompiledCode& out) : out_(out), code_(own_code_) {}
+    explicit EmitterBase(CompiledCode& out) : out_(out), code_(own_code_.emplace()) {}
     /// With a CodeHolder kept between functions (reset, not rebuilt, for
     /// each: its zone memory is reused).
     EmitterBase(CompiledCode& out, asmjit::CodeHolder& code) : out_(out), code_(code) {}
 
-    /// Initializes the CodeHolder for `arch` and attaches `a`; makes a label
+    /// Initializes the CodeHolder for `arch` and attaches `a` (a CodeHolder
+    /// kept from the previous function with `a` still attached is only
+    /// emptied, see attach); makes a label
     /// per block of `vc` and sizes the tables of call-target slots and jump
     /// table labels.
     /// `with_block_labels` false: the ISA places its block jumps itself.
@@ -180,9 +183,12 @@ protected:
     std::string finish(std::string_view isa_name);
 
     uint32_t offset() const { return static_cast<uint32_t>(asm_->offset()); }
+    /// The id of the first label made for this function (a reused
+    /// CodeHolder keeps the earlier functions' labels below it).
+    uint32_t first_label() const { return first_label_; }
 
     CompiledCode& out_;
-    asmjit::CodeHolder own_code_;
+    std::optional<asmjit::CodeHolder> own_code_;  // without a kept CodeHolder
     asmjit::CodeHolder& code_;
     ErrorRecorder errors_;
     struct Stub {
@@ -199,6 +205,7 @@ private:
     void attach(asmjit::Arch arch, asmjit::BaseAssembler& a);
 
     asmjit::BaseAssembler* asm_ = nullptr;
+    uint32_t first_label_ = 0;
 };
 
 }  // namespace heron::isa

@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "codegen/isa/common/asmjit_common.h"
+#include "codegen/isa/x64/encoder.h"
 
 namespace heron::x64 {
 
@@ -38,6 +39,7 @@ struct EmitContext::State {
         bool short_form;  // decided by relax_block_jumps
     };
     asmjit::CodeHolder code;
+    x86::Assembler assembler;  // attached to `code` per function
     std::vector<uint32_t> forward, block_offset, first_jump, removed, next, order, slot_offset;
     std::vector<BlockJump> jumps;
     std::vector<uint8_t> has_edits, saved;
@@ -63,13 +65,46 @@ x86::Gp gp(uint8_t hw, unsigned size) {
 
 asmjit::x86::CondCode cc_of(Cond c) { return static_cast<asmjit::x86::CondCode>(static_cast<uint8_t>(c)); }
 
+/// The encoder's ALU operation for `op` (not Imul, which has its own forms).
+enc::Alu alu_of(AluOp op) {
+    switch (op) {
+    case AluOp::Add: return enc::Alu::Add;
+    case AluOp::Sub: return enc::Alu::Sub;
+    case AluOp::And: return enc::Alu::And;
+    case AluOp::Or: return enc::Alu::Or;
+    case AluOp::Xor: return enc::Alu::Xor;
+    case AluOp::Adc: return enc::Alu::Adc;
+    case AluOp::Sbb: return enc::Alu::Sbb;
+    case AluOp::Imul: break;
+    }
+    return enc::Alu::Add;
+}
+
+enc::Shift shift_of(ShiftOp op) {
+    switch (op) {
+    case ShiftOp::Shl: return enc::Shift::Shl;
+    case ShiftOp::Shr: return enc::Shift::Shr;
+    case ShiftOp::Sar: return enc::Shift::Sar;
+    case ShiftOp::Rol: return enc::Shift::Rol;
+    case ShiftOp::Ror: return enc::Shift::Ror;
+    }
+    return enc::Shift::Shl;
+}
+
+/// Whether `v` is within the signed range of `size` bytes (the immediates
+/// the encoder's ALU forms are checked for).
+bool fits_signed(int64_t v, unsigned size) {
+    const int64_t half = int64_t{1} << (std::min(size, 4u) * 8 - 1);
+    return v >= -half && v < half;
+}
+
 class Emitter : isa::EmitterBase {
 public:
     Emitter(const Function& f, const VCode& vc, const ra::Output& al, const Settings& s, CompiledCode& out,
             EmitContext::State& st)
         : EmitterBase(out, st.code), f_(f), vc_(vc), al_(al), settings_(s), st_(st), forward_(st.forward),
           jumps_(st.jumps), block_offset_(st.block_offset), first_jump_(st.first_jump), removed_(st.removed),
-          saved_(st.saved), slot_offset_(st.slot_offset) {}
+          a_(st.assembler), saved_(st.saved), slot_offset_(st.slot_offset) {}
 
     std::string run();
 
@@ -82,7 +117,25 @@ private:
     }
     x86::Gp gpr(uint32_t inst, unsigned k, unsigned size) const { return gp(reg(inst, k), size); }
     x86::Xmm xmm(uint32_t inst, unsigned k) const { return x86::xmm(reg(inst, k)); }
-    x86::Mem spill_mem(uint32_t slot) const { return x86::qword_ptr(x86::rsp, static_cast<int32_t>(spill_base_ + 8 * slot)); }
+    enc::Mem spill_at(uint32_t slot) const { return {regs::RSP, static_cast<int32_t>(spill_base_ + 8 * slot)}; }
+
+    /// Direct encoding (encoder.h) into the assembler's buffer, for the
+    /// forms the encoder has: `put(enc::form(at(), ...))`. at() makes
+    /// room for one instruction and returns where it goes; put() moves the
+    /// assembler past the bytes written.
+    [[gnu::always_inline]] uint8_t* at() {
+        if (a_.remainingSpace() < 16 && !grow()) return scratch_;
+        return a_._bufferPtr;
+    }
+    [[gnu::always_inline]] void put(uint8_t* end) {
+        if (grow_failed_) return;
+        a_._bufferPtr = end;
+        const size_t n = static_cast<size_t>(end - a_._bufferData);
+        if (n > text_->_size) text_->_size = n;
+    }
+    /// Grows the buffer by at least 16 bytes; false (and an error) when it
+    /// cannot: the bytes then go to scratch_ and emission fails.
+    bool grow();
 
     void layout_frame();
     void prologue();
@@ -135,13 +188,23 @@ private:
     std::vector<uint32_t>& first_jump_;    // per VCode block with code: jumps placed before it
     std::vector<uint32_t>& removed_;       // per jump k (and one past): bytes dropped by the jumps before k
 
-    x86::Assembler a_;
+    x86::Assembler& a_;
+    asmjit::CodeBuffer* text_ = nullptr;  // the .text buffer a_ writes to
+    uint8_t scratch_[16] = {};             // where at() points when the buffer cannot grow
+    bool grow_failed_ = false;
 
     std::vector<uint8_t>& saved_;  // callee-saved registers pushed
     uint32_t frame_size_ = 0;      // bytes subtracted from rsp after the pushes
     uint32_t spill_base_ = 0;
     std::vector<uint32_t>& slot_offset_;
 };
+
+bool Emitter::grow() {
+    if (!grow_failed_ && code_.growBuffer(text_, 16) == asmjit::kErrorOk && a_.remainingSpace() >= 16) return true;
+    if (errors_.first.empty()) errors_.first = "out of memory for the code buffer";
+    grow_failed_ = true;
+    return false;
+}
 
 void Emitter::layout_frame() {
     // Callee-saved registers the allocation uses.
@@ -165,12 +228,12 @@ void Emitter::layout_frame() {
 }
 
 void Emitter::prologue() {
-    a_.push(x86::rbp);
-    a_.mov(x86::rbp, x86::rsp);
-    for (uint8_t r : saved_) a_.push(x86::gpq(r));
+    put(enc::push(at(), regs::RBP));
+    put(enc::mov_rr(at(), 8, regs::RBP, regs::RSP));
+    for (uint8_t r : saved_) put(enc::push(at(), r));
     if (frame_size_ == 0) return;
     if (frame_size_ < 4096) {
-        a_.sub(x86::rsp, frame_size_);
+        put(enc::alu_ri(at(), enc::Alu::Sub, 8, regs::RSP, static_cast<int32_t>(frame_size_)));
         return;
     }
     // Probe every page so that an overflow hits the guard page in order.
@@ -187,17 +250,17 @@ void Emitter::prologue() {
 
 void Emitter::pop_frame() {
     if (saved_.empty()) {
-        a_.mov(x86::rsp, x86::rbp);
+        put(enc::mov_rr(at(), 8, regs::RSP, regs::RBP));
     } else {
-        a_.lea(x86::rsp, x86::ptr(x86::rbp, -8 * static_cast<int32_t>(saved_.size())));
-        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) a_.pop(x86::gpq(*it));
+        put(enc::lea(at(), regs::RSP, {regs::RBP, -8 * static_cast<int32_t>(saved_.size())}));
+        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) put(enc::pop(at(), *it));
     }
-    a_.pop(x86::rbp);
+    put(enc::pop(at(), regs::RBP));
 }
 
 void Emitter::epilogue() {
     pop_frame();
-    a_.ret();
+    put(enc::ret(at()));
 }
 
 void Emitter::emit_edit(const ra::Edit& e) {
@@ -207,29 +270,29 @@ void Emitter::emit_edit(const ra::Edit& e) {
         // MovImm of a signed 32-bit value). Never `xor`: edits keep flags.
         int64_t v = vc_.insts[e.from.index].imm;
         if (e.to.is_stack()) {
-            a_.mov(spill_mem(e.to.index), static_cast<int32_t>(v));
+            put(enc::mov_m64_imm(at(), spill_at(e.to.index), static_cast<int32_t>(v)));
         } else if (v >= 0) {
-            a_.mov(x86::gpd(e.to.as_reg().hw), static_cast<uint32_t>(v));
+            put(enc::mov_r32_imm(at(), e.to.as_reg().hw, static_cast<uint32_t>(v)));
         } else {
-            a_.mov(x86::gpq(e.to.as_reg().hw), v);
+            put(enc::mov_r64_imm(at(), e.to.as_reg().hw, v));
         }
         return;
     }
     if (e.from.is_reg() && e.to.is_reg()) {
         if (e.from == e.to) return;
-        if (fl) a_.movaps(x86::xmm(e.to.as_reg().hw), x86::xmm(e.from.as_reg().hw));
-        else a_.mov(x86::gpq(e.to.as_reg().hw), x86::gpq(e.from.as_reg().hw));
+        if (fl) put(enc::sse_rr(at(), 0, 0x28, e.to.as_reg().hw, e.from.as_reg().hw));  // movaps
+        else put(enc::mov_rr(at(), 8, e.to.as_reg().hw, e.from.as_reg().hw));
     } else if (e.from.is_reg() && e.to.is_stack()) {
-        if (fl) a_.movsd(spill_mem(e.to.index), x86::xmm(e.from.as_reg().hw));
-        else a_.mov(spill_mem(e.to.index), x86::gpq(e.from.as_reg().hw));
+        if (fl) put(enc::sse_rm(at(), 0xF2, 0x11, e.from.as_reg().hw, spill_at(e.to.index)));  // movsd store
+        else put(enc::store(at(), 8, spill_at(e.to.index), e.from.as_reg().hw));
     } else if (e.from.is_stack() && e.to.is_reg()) {
-        if (fl) a_.movsd(x86::xmm(e.to.as_reg().hw), spill_mem(e.from.index));
-        else a_.mov(x86::gpq(e.to.as_reg().hw), spill_mem(e.from.index));
+        if (fl) put(enc::sse_rm(at(), 0xF2, 0x10, e.to.as_reg().hw, spill_at(e.from.index)));  // movsd load
+        else put(enc::load(at(), 8, e.to.as_reg().hw, spill_at(e.from.index)));
     } else if (e.from.is_stack() && e.to.is_stack()) {
         // Not produced by the allocator's contract; handled anyway.
         if (e.from == e.to) return;
-        a_.mov(x86::gpq(kScratchGpr), spill_mem(e.from.index));
-        a_.mov(spill_mem(e.to.index), x86::gpq(kScratchGpr));
+        put(enc::load(at(), 8, kScratchGpr, spill_at(e.from.index)));
+        put(enc::store(at(), 8, spill_at(e.to.index), kScratchGpr));
     }
 }
 
@@ -487,28 +550,27 @@ void Emitter::emit_cvt_to_int(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_load(uint32_t i, const MInst& m) {
-    x86::Mem mem;
     unsigned dk = 1;  // index of the destination operand
+    enc::Mem src{0, static_cast<int32_t>(m.imm)};
     if (m.aux == 1 || m.aux == 2) {
         // 1: incoming stack argument [rbp + imm]; 2: return area [rsp + imm].
-        mem = x86::ptr(m.aux == 1 ? x86::rbp : x86::rsp, static_cast<int32_t>(m.imm));
+        src.base = m.aux == 1 ? regs::RBP : regs::RSP;
         dk = 0;
     } else {
-        mem = x86::ptr(gpr(i, 0, 8), static_cast<int32_t>(m.imm));
+        src.base = reg(i, 0);
     }
+    x86::Mem mem = x86::ptr(x86::gpq(src.base), src.disp);
     bool is_float = m.flags & mflags::kFloat;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
     unsigned size = m.size;
     if (is_float) {
-        x86::Xmm d = xmm(i, dk);
         if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
         if (!big) {
-            mem.setSize(size);
-            if (size == 4) a_.movss(d, mem);
-            else a_.movsd(d, mem);
+            put(enc::sse_rm(at(), size == 4 ? 0xF3 : 0xF2, 0x10, reg(i, dk), src));  // movss / movsd
             return;
         }
+        x86::Xmm d = xmm(i, dk);
         x86::Gp s = gp(kScratchGpr, size);
         mem.setSize(size);
         a_.mov(s, mem);
@@ -528,8 +590,8 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
         return;
     }
     // Plain or zero-extending load (narrow values land zero-extended).
-    if (size <= 2) a_.movzx(gp(dh, 4), mem);
-    else a_.mov(gp(dh, size), mem);
+    if (size <= 2) put(enc::movzx_load(at(), size, dh, src));
+    else put(enc::load(at(), size, dh, src));
     if (!big) return;
     if (size == 2) a_.rol(gp(dh, 2), 8);
     else if (size >= 4) a_.bswap(gp(dh, size));
@@ -546,21 +608,18 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
 void Emitter::emit_store(uint32_t i, const MInst& m) {
     // aux 1: outgoing stack argument [rsp + imm]; 2: a tail call's stack
     // argument in the incoming area [rbp + imm].
-    x86::Mem mem = m.aux == 1   ? x86::ptr(x86::rsp, static_cast<int32_t>(m.imm))
-                   : m.aux == 2 ? x86::ptr(x86::rbp, static_cast<int32_t>(m.imm))
-                                : x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm));
+    const enc::Mem dst{m.aux == 1 ? regs::RSP : m.aux == 2 ? regs::RBP : reg(i, 1), static_cast<int32_t>(m.imm)};
     unsigned size = m.size;
-    mem.setSize(size);
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
     if (m.flags & mflags::kFloat) {
-        x86::Xmm v = xmm(i, 0);
         if (!big) {
             if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
-            if (size == 4) a_.movss(mem, v);
-            else a_.movsd(mem, v);
+            put(enc::sse_rm(at(), size == 4 ? 0xF3 : 0xF2, 0x11, reg(i, 0), dst));  // movss / movsd
             return;
         }
+        x86::Xmm v = xmm(i, 0);
+        x86::Mem mem = x86::ptr(x86::gpq(dst.base), dst.disp, size);
         x86::Gp s = gp(kScratchGpr, size);
         if (size == 4) a_.movd(s, v);
         else a_.movq(s, v);
@@ -569,16 +628,15 @@ void Emitter::emit_store(uint32_t i, const MInst& m) {
         a_.mov(mem, s);
         return;
     }
-    x86::Gp v = gpr(i, 0, size);
+    uint8_t v = reg(i, 0);
     if (big && size > 1) {
-        x86::Gp s = gp(kScratchGpr, size);
-        a_.mov(gp(kScratchGpr, 8), v.r64());
-        if (size == 2) a_.rol(s, 8);
-        else a_.bswap(s);
-        v = s;
+        put(enc::mov_rr(at(), 8, kScratchGpr, v));
+        if (size == 2) put(enc::shift_ri(at(), enc::Shift::Rol, 2, kScratchGpr, 8));
+        else a_.bswap(gp(kScratchGpr, size));
+        v = kScratchGpr;
     }
     if (trap) record_trap(TrapCode{m.trap}, m.ir_inst);
-    a_.mov(mem, v);
+    put(enc::store(at(), size, dst, v));
 }
 
 void Emitter::emit_tail_call(uint32_t i, const MInst& m) {
@@ -671,15 +729,15 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     case Op::MovRR: {
         uint8_t s = reg(i, 0), d = reg(i, 1);
-        if (s != d) a_.mov(x86::gpq(d), x86::gpq(s));
+        if (s != d) put(enc::mov_rr(at(), 8, d, s));
         return;
     }
     case Op::MovImm: {
-        x86::Gp d = gpr(i, 0, 8);
+        const uint8_t d = reg(i, 0);
         int64_t v = m.imm;
-        if (v == 0) a_.xor_(d.r32(), d.r32());
-        else if (v > 0 && v <= UINT32_MAX) a_.mov(d.r32(), static_cast<uint32_t>(v));
-        else a_.mov(d, v);
+        if (v == 0) put(enc::alu_rr(at(), enc::Alu::Xor, 4, d, d));
+        else if (v > 0 && v <= UINT32_MAX) put(enc::mov_r32_imm(at(), d, static_cast<uint32_t>(v)));
+        else put(enc::mov_r64_imm(at(), d, v));
         return;
     }
     case Op::Ext: {
@@ -689,14 +747,21 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
             if (from == 4) a_.movsxd(gp(d, 8), gp(s, 4));
             else a_.movsx(gp(d, to == 8 ? 8 : 4), gp(s, from));
         } else {
-            if (from == 4) a_.mov(gp(d, 4), gp(s, 4));
-            else a_.movzx(gp(d, 4), gp(s, from));
+            if (from == 4) put(enc::mov_rr(at(), 4, d, s));
+            else put(enc::movzx_rr(at(), from, d, s));
         }
         return;
     }
     case Op::Alu: {
+        const auto op = static_cast<AluOp>(m.sub);
+        if (op != AluOp::Imul || size >= 2) {
+            const uint8_t d = reg(i, 2), b = reg(i, 1);
+            if (op == AluOp::Imul) put(enc::imul_rr(at(), size, d, b));
+            else put(enc::alu_rr(at(), alu_of(op), size, d, b));
+            return;
+        }
         x86::Gp d = gpr(i, 2, size), b = gpr(i, 1, size);
-        switch (static_cast<AluOp>(m.sub)) {
+        switch (op) {
         case AluOp::Add: a_.add(d, b); break;
         case AluOp::Sub: a_.sub(d, b); break;
         case AluOp::And: a_.and_(d, b); break;
@@ -709,8 +774,13 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::AluImm: {
-        x86::Gp d = gpr(i, 1, size);
+        const auto op = static_cast<AluOp>(m.sub);
         int32_t k = static_cast<int32_t>(m.imm);
+        if (op != AluOp::Imul && fits_signed(k, size)) {
+            put(enc::alu_ri(at(), alu_of(op), size, reg(i, 1), k));
+            return;
+        }
+        x86::Gp d = gpr(i, 1, size);
         switch (static_cast<AluOp>(m.sub)) {
         case AluOp::Add: a_.add(d, k); break;
         case AluOp::Sub: a_.sub(d, k); break;
@@ -724,9 +794,16 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::AluMem: {
+        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        const auto op = static_cast<AluOp>(m.sub);
+        if (size >= 2) {
+            const enc::Mem at_mem{reg(i, 1), static_cast<int32_t>(m.imm)};
+            if (op == AluOp::Imul) put(enc::imul_rm(at(), size, reg(i, 2), at_mem));
+            else put(enc::alu_rm(at(), alu_of(op), size, reg(i, 2), at_mem));
+            return;
+        }
         x86::Gp d = gpr(i, 2, size);
         x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
-        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
         switch (static_cast<AluOp>(m.sub)) {
         case AluOp::Add: a_.add(d, mem); break;
         case AluOp::Sub: a_.sub(d, mem); break;
@@ -740,8 +817,12 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::CmpMem: {
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
         if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        if (size >= 2) {
+            put(enc::alu_rm(at(), enc::Alu::Cmp, size, reg(i, 0), {reg(i, 1), static_cast<int32_t>(m.imm)}));
+            return;
+        }
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
         a_.cmp(gpr(i, 0, size), mem);
         return;
     }
@@ -760,6 +841,10 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::Unary: {
+        if (static_cast<UnaryOp>(m.sub) != UnaryOp::Bswap) {
+            put(enc::unary(at(), static_cast<UnaryOp>(m.sub) == UnaryOp::Not, size, reg(i, 1)));
+            return;
+        }
         x86::Gp d = gpr(i, 1, size);
         switch (static_cast<UnaryOp>(m.sub)) {
         case UnaryOp::Neg: a_.neg(d); break;
@@ -771,6 +856,14 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     case Op::Shift:
     case Op::ShiftImm: {
         bool by_cl = m.op == Op::Shift;
+        if (by_cl) {
+            put(enc::shift_cl(at(), shift_of(static_cast<ShiftOp>(m.sub)), size, reg(i, 2)));
+            return;
+        }
+        if (m.imm >= 0 && m.imm < 64) {
+            put(enc::shift_ri(at(), shift_of(static_cast<ShiftOp>(m.sub)), size, reg(i, 1), static_cast<uint8_t>(m.imm)));
+            return;
+        }
         x86::Gp d = gpr(i, by_cl ? 2 : 1, size);
         switch (static_cast<ShiftOp>(m.sub)) {
         case ShiftOp::Shl: by_cl ? a_.shl(d, x86::cl) : a_.shl(d, m.imm); break;
@@ -782,17 +875,20 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::BitCount: emit_bitcount(i, m); return;
-    case Op::Cmp: a_.cmp(gpr(i, 0, size), gpr(i, 1, size)); return;
+    case Op::Cmp: put(enc::alu_rr(at(), enc::Alu::Cmp, size, reg(i, 0), reg(i, 1))); return;
     case Op::CmpImm: {
-        x86::Gp x = gpr(i, 0, size);
-        if (size == 1) a_.cmp(x, static_cast<int8_t>(m.imm));
-        else if (size == 2) a_.cmp(x, static_cast<int16_t>(m.imm));
-        else a_.cmp(x, static_cast<int32_t>(m.imm));
+        const int32_t k = size == 1   ? static_cast<int8_t>(m.imm)
+                          : size == 2 ? static_cast<int16_t>(m.imm)
+                                      : static_cast<int32_t>(m.imm);
+        put(enc::alu_ri(at(), enc::Alu::Cmp, size, reg(i, 0), k));
         return;
     }
-    case Op::Test: a_.test(gpr(i, 0, size), gpr(i, 1, size)); return;
-    case Op::Setcc: a_.set(cc_of(m.cc), gpr(i, 0, 1)); return;
-    case Op::Cmov: a_.cmov(cc_of(m.cc), gpr(i, 2, size), gpr(i, 0, size)); return;
+    case Op::Test: put(enc::test_rr(at(), size, reg(i, 0), reg(i, 1))); return;
+    case Op::Setcc: put(enc::setcc(at(), static_cast<uint8_t>(m.cc), reg(i, 0))); return;
+    case Op::Cmov:
+        if (size >= 2) put(enc::cmov(at(), static_cast<uint8_t>(m.cc), size, reg(i, 2), reg(i, 0)));
+        else a_.cmov(cc_of(m.cc), gpr(i, 2, size), gpr(i, 0, size));
+        return;
     case Op::MulWide: {
         x86::Gp y = gpr(i, 1, size);
         if (m.flags & mflags::kSigned) a_.imul(y);
@@ -801,36 +897,29 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     }
     case Op::Div: emit_div(i, m); return;
     case Op::Lea:
-        a_.lea(gpr(i, 2, 8), x86::ptr(gpr(i, 0, 8), gpr(i, 1, 8), m.scale, static_cast<int32_t>(m.imm)));
+        put(enc::lea(at(), reg(i, 2), {reg(i, 0), static_cast<int32_t>(m.imm), reg(i, 1), m.scale}));
         return;
     case Op::LeaBase:
-        if (m.aux == 1) a_.lea(gpr(i, 0, 8), x86::ptr(x86::rsp, static_cast<int32_t>(m.imm)));
-        else a_.lea(gpr(i, 1, 8), x86::ptr(gpr(i, 0, 8), static_cast<int32_t>(m.imm)));
+        if (m.aux == 1) put(enc::lea(at(), reg(i, 0), {regs::RSP, static_cast<int32_t>(m.imm)}));
+        else put(enc::lea(at(), reg(i, 1), {reg(i, 0), static_cast<int32_t>(m.imm)}));
         return;
     case Op::Load: emit_load(i, m); return;
     case Op::Store: emit_store(i, m); return;
     case Op::StackAddr:
-        a_.lea(gpr(i, 0, 8), x86::ptr(x86::rsp, static_cast<int32_t>(slot_offset_[m.aux] + m.imm)));
+        put(enc::lea(at(), reg(i, 0), {regs::RSP, static_cast<int32_t>(slot_offset_[m.aux] + m.imm)}));
         return;
     case Op::FMov: {
         uint8_t s = reg(i, 0), d = reg(i, 1);
-        if (s != d) a_.movaps(x86::xmm(d), x86::xmm(s));
+        if (s != d) put(enc::sse_rr(at(), 0, 0x28, d, s));  // movaps
         return;
     }
     case Op::FConst: load_fconst(xmm(i, 0), static_cast<uint64_t>(m.imm), size); return;
     case Op::FAlu: {
-        x86::Xmm d = xmm(i, 2), b = xmm(i, 1);
-        bool f32 = size == 4;
-        switch (static_cast<FAluOp>(m.sub)) {
-        case FAluOp::Add: f32 ? a_.addss(d, b) : a_.addsd(d, b); break;
-        case FAluOp::Sub: f32 ? a_.subss(d, b) : a_.subsd(d, b); break;
-        case FAluOp::Mul: f32 ? a_.mulss(d, b) : a_.mulsd(d, b); break;
-        case FAluOp::Div: f32 ? a_.divss(d, b) : a_.divsd(d, b); break;
-        case FAluOp::And: a_.andps(d, b); break;
-        case FAluOp::Or: a_.orps(d, b); break;
-        case FAluOp::Xor: a_.xorps(d, b); break;
-        case FAluOp::AndNot: a_.andnps(d, b); break;
-        }
+        // Scalar forms: F3 (ss) / F2 (sd) 0F op; bitwise ones 0F op.
+        static constexpr uint8_t kOp[] = {0x58, 0x5C, 0x59, 0x5E, 0x54, 0x56, 0x57, 0x55};
+        const auto op = static_cast<FAluOp>(m.sub);
+        const uint8_t pfx = op >= FAluOp::And ? 0 : size == 4 ? 0xF3 : 0xF2;
+        put(enc::sse_rr(at(), pfx, kOp[static_cast<uint8_t>(op)], reg(i, 2), reg(i, 1)));
         return;
     }
     case Op::FUnary: {
@@ -849,9 +938,8 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::FMinMax: emit_fminmax(i, m); return;
-    case Op::FCmp:
-        if (size == 4) a_.ucomiss(xmm(i, 0), xmm(i, 1));
-        else a_.ucomisd(xmm(i, 0), xmm(i, 1));
+    case Op::FCmp:  // ucomiss / ucomisd
+        put(enc::sse_rr(at(), size == 4 ? 0 : 0x66, 0x2E, reg(i, 0), reg(i, 1)));
         return;
     case Op::Fma:
         if (size == 4) a_.vfmadd213ss(xmm(i, 3), xmm(i, 1), xmm(i, 2));
@@ -963,20 +1051,21 @@ void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t 
 
 void Emitter::emit_block_jump(uint8_t cc, uint32_t target) {
     jumps_.push_back({offset(), target, cc, false});
-    uint8_t bytes[6] = {};
-    size_t n = 0;
+    // The displacement is written by relax_block_jumps; zeros until then.
+    uint8_t* p = at();
+    std::memset(p, 0, 6);
     if (target == kSkipNext) {
-        bytes[n++] = static_cast<uint8_t>(0x70 | cc);  // jcc rel8
-        ++n;
+        p[0] = static_cast<uint8_t>(0x70 | cc);  // jcc rel8
+        p += 2;
     } else if (cc == kAlways) {
-        bytes[n++] = 0xE9;  // jmp rel32
-        n += 4;
+        p[0] = 0xE9;  // jmp rel32
+        p += 5;
     } else {
-        bytes[n++] = 0x0F;  // jcc rel32
-        bytes[n++] = static_cast<uint8_t>(0x80 | cc);
-        n += 4;
+        p[0] = 0x0F;  // jcc rel32
+        p[1] = static_cast<uint8_t>(0x80 | cc);
+        p += 6;
     }
-    a_.embed(bytes, n);
+    put(p);
 }
 
 uint32_t Emitter::relaxed(uint32_t x) const {
@@ -1065,10 +1154,22 @@ void Emitter::relax_block_jumps() {
     for (uint32_t b = 0; b < block_offset_.size(); ++b) {
         if (first_jump_[b] != kNoBlock) block_offset_[b] = block_start(b);
     }
-    for (auto& [off, name] : out_.labels) off = relaxed(off);
-    for (auto& [off, inst] : out_.ir_insts) off = relaxed(off);
-    for (CodeTrapSite& t : out_.trap_sites) t.offset = relaxed(t.offset);
-    for (asmjit::LabelEntry* le : code_.labelEntries()) {
+    // Labels, IR offsets and trap sites were recorded in code order: one
+    // walk along the jumps each.
+    auto relax_in_order = [&](auto& items, auto&& offset_of) {
+        size_t k = 0;
+        for (auto& item : items) {
+            uint32_t& off = offset_of(item);
+            while (k < n && jumps_[k].at < off) ++k;
+            off -= removed_[k];
+        }
+    };
+    relax_in_order(out_.labels, [](auto& l) -> uint32_t& { return l.first; });
+    relax_in_order(out_.ir_insts, [](auto& l) -> uint32_t& { return l.first; });
+    relax_in_order(out_.trap_sites, [](CodeTrapSite& t) -> uint32_t& { return t.offset; });
+    const auto& entries = code_.labelEntries();
+    for (uint32_t id = first_label(); id < entries.size(); ++id) {
+        asmjit::LabelEntry* le = entries[id];
         if (le->isBound()) continue;
         for (asmjit::LabelLink* link = le->links(); link; link = link->next) {
             link->offset = relaxed(static_cast<uint32_t>(link->offset));
@@ -1078,6 +1179,7 @@ void Emitter::relax_block_jumps() {
 
 std::string Emitter::run() {
     begin(asmjit::Arch::kX64, a_, vc_, /*with_block_labels=*/false);
+    text_ = &code_.textSection()->buffer();
     jumps_.clear();
     saved_.clear();
     slot_offset_.clear();
