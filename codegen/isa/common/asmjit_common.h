@@ -90,13 +90,28 @@ protected:
         edit = static_cast<size_t>(std::partition_point(edits.begin(), edits.end(),
                                                         [&](const ra::Edit& e) { return e.point.bits < first; }) -
                                    edits.begin());
+        // `next`: the point of the next edit (~0u: none left), so that an
+        // instruction without edits costs one comparison on each side.
+        const size_t n = edits.size();
+        uint32_t next = edit < n ? edits[edit].point.bits : ~0u;
+        uint32_t last_ir = out_.ir_insts.empty() ? ~0u : out_.ir_insts.back().second;
         for (uint32_t i = rf.block_insts_begin[b]; i < rf.block_insts_begin[b + 1]; ++i) {
-            while (edit < edits.size() && edits[edit].point.bits < ra::ProgPoint::before(i).bits) ++edit;
-            while (edit < edits.size() && edits[edit].point == ra::ProgPoint::before(i)) emit_edit(edits[edit++]);
-            uint32_t ir = vc.insts[i].ir_inst;
-            if (ir != ~0u && (out_.ir_insts.empty() || out_.ir_insts.back().second != ir)) out_.ir_insts.push_back({offset(), ir});
+            const uint32_t before = ra::ProgPoint::before(i).bits;
+            if (next <= before) {
+                while (edit < n && edits[edit].point.bits < before) ++edit;
+                while (edit < n && edits[edit].point.bits == before) emit_edit(edits[edit++]);
+                next = edit < n ? edits[edit].point.bits : ~0u;
+            }
+            const uint32_t ir = vc.insts[i].ir_inst;
+            if (ir != ~0u && ir != last_ir) {
+                out_.ir_insts.push_back({offset(), ir});
+                last_ir = ir;
+            }
             emit_inst(i);
-            while (edit < edits.size() && edits[edit].point == ra::ProgPoint::after(i)) emit_edit(edits[edit++]);
+            if (next == before + 1) {
+                while (edit < n && edits[edit].point.bits == before + 1) emit_edit(edits[edit++]);
+                next = edit < n ? edits[edit].point.bits : ~0u;
+            }
         }
     }
 

@@ -144,6 +144,7 @@ private:
     void pop_frame();
     void emit_edit(const ra::Edit& e);
     void emit_inst(uint32_t i, uint32_t next_block);
+    [[gnu::noinline]] void emit_inst_asmjit(uint32_t i, const MInst& m);
     /// Jump threading: the block control really goes to when jumping to
     /// `b` (through blocks that hold nothing but a jump).
     uint32_t final_target(uint32_t b) const { return forward_[b]; }
@@ -721,240 +722,104 @@ void Emitter::emit_fminmax(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
+    // The forms the encoder has (all of an instruction, or of its common
+    // sizes and immediates); everything else goes to emit_inst_asmjit.
     const MInst& m = vc_.insts[i];
-    unsigned size = m.size;
+    const unsigned size = m.size;
+    const Allocation* ops = al_.allocs.data() + rf().operands_begin[i];
+    auto r = [ops](unsigned k) { return ops[k].as_reg().hw; };
     switch (m.op) {
     case Op::Nop:
     case Op::Args:
         return;
-    case Op::MovRR: {
-        uint8_t s = reg(i, 0), d = reg(i, 1);
-        if (s != d) put(enc::mov_rr(at(), 8, d, s));
+    case Op::MovRR:
+        if (r(0) != r(1)) put(enc::mov_rr(at(), 8, r(1), r(0)));
         return;
-    }
     case Op::MovImm: {
-        const uint8_t d = reg(i, 0);
-        int64_t v = m.imm;
-        if (v == 0) put(enc::alu_rr(at(), enc::Alu::Xor, 4, d, d));
-        else if (v > 0 && v <= UINT32_MAX) put(enc::mov_r32_imm(at(), d, static_cast<uint32_t>(v)));
-        else put(enc::mov_r64_imm(at(), d, v));
+        const int64_t v = m.imm;
+        if (v == 0) put(enc::alu_rr(at(), enc::Alu::Xor, 4, r(0), r(0)));
+        else if (v > 0 && v <= UINT32_MAX) put(enc::mov_r32_imm(at(), r(0), static_cast<uint32_t>(v)));
+        else put(enc::mov_r64_imm(at(), r(0), v));
         return;
     }
-    case Op::Ext: {
-        uint8_t s = reg(i, 0), d = reg(i, 1);
-        unsigned from = m.size, to = m.size2;
-        if (m.flags & mflags::kSigned) {
-            if (from == 4) a_.movsxd(gp(d, 8), gp(s, 4));
-            else a_.movsx(gp(d, to == 8 ? 8 : 4), gp(s, from));
-        } else {
-            if (from == 4) put(enc::mov_rr(at(), 4, d, s));
-            else put(enc::movzx_rr(at(), from, d, s));
-        }
+    case Op::Ext:
+        if (m.flags & mflags::kSigned) break;
+        if (m.size == 4) put(enc::mov_rr(at(), 4, r(1), r(0)));
+        else put(enc::movzx_rr(at(), m.size, r(1), r(0)));
         return;
-    }
     case Op::Alu: {
         const auto op = static_cast<AluOp>(m.sub);
-        if (op != AluOp::Imul || size >= 2) {
-            const uint8_t d = reg(i, 2), b = reg(i, 1);
-            if (op == AluOp::Imul) put(enc::imul_rr(at(), size, d, b));
-            else put(enc::alu_rr(at(), alu_of(op), size, d, b));
-            return;
-        }
-        x86::Gp d = gpr(i, 2, size), b = gpr(i, 1, size);
-        switch (op) {
-        case AluOp::Add: a_.add(d, b); break;
-        case AluOp::Sub: a_.sub(d, b); break;
-        case AluOp::And: a_.and_(d, b); break;
-        case AluOp::Or: a_.or_(d, b); break;
-        case AluOp::Xor: a_.xor_(d, b); break;
-        case AluOp::Imul: a_.imul(d, b); break;
-        case AluOp::Adc: a_.adc(d, b); break;
-        case AluOp::Sbb: a_.sbb(d, b); break;
-        }
+        if (op != AluOp::Imul) put(enc::alu_rr(at(), alu_of(op), size, r(2), r(1)));
+        else if (size >= 2) put(enc::imul_rr(at(), size, r(2), r(1)));
+        else break;
         return;
     }
     case Op::AluImm: {
         const auto op = static_cast<AluOp>(m.sub);
-        int32_t k = static_cast<int32_t>(m.imm);
-        if (op != AluOp::Imul && fits_signed(k, size)) {
-            put(enc::alu_ri(at(), alu_of(op), size, reg(i, 1), k));
-            return;
-        }
-        x86::Gp d = gpr(i, 1, size);
-        switch (static_cast<AluOp>(m.sub)) {
-        case AluOp::Add: a_.add(d, k); break;
-        case AluOp::Sub: a_.sub(d, k); break;
-        case AluOp::And: a_.and_(d, k); break;
-        case AluOp::Or: a_.or_(d, k); break;
-        case AluOp::Xor: a_.xor_(d, k); break;
-        case AluOp::Imul: a_.imul(d, gpr(i, 0, size), k); break;
-        case AluOp::Adc: a_.adc(d, k); break;
-        case AluOp::Sbb: a_.sbb(d, k); break;
-        }
+        const int32_t k = static_cast<int32_t>(m.imm);
+        if (op == AluOp::Imul || !fits_signed(k, size)) break;
+        put(enc::alu_ri(at(), alu_of(op), size, r(1), k));
         return;
     }
     case Op::AluMem: {
         if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        if (size < 2) break;
         const auto op = static_cast<AluOp>(m.sub);
-        if (size >= 2) {
-            const enc::Mem at_mem{reg(i, 1), static_cast<int32_t>(m.imm)};
-            if (op == AluOp::Imul) put(enc::imul_rm(at(), size, reg(i, 2), at_mem));
-            else put(enc::alu_rm(at(), alu_of(op), size, reg(i, 2), at_mem));
-            return;
-        }
-        x86::Gp d = gpr(i, 2, size);
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
-        switch (static_cast<AluOp>(m.sub)) {
-        case AluOp::Add: a_.add(d, mem); break;
-        case AluOp::Sub: a_.sub(d, mem); break;
-        case AluOp::And: a_.and_(d, mem); break;
-        case AluOp::Or: a_.or_(d, mem); break;
-        case AluOp::Xor: a_.xor_(d, mem); break;
-        case AluOp::Imul: a_.imul(d, mem); break;
-        case AluOp::Adc: a_.adc(d, mem); break;
-        case AluOp::Sbb: a_.sbb(d, mem); break;
-        }
+        const enc::Mem src{r(1), static_cast<int32_t>(m.imm)};
+        if (op == AluOp::Imul) put(enc::imul_rm(at(), size, r(2), src));
+        else put(enc::alu_rm(at(), alu_of(op), size, r(2), src));
         return;
     }
-    case Op::CmpMem: {
+    case Op::CmpMem:
         if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
-        if (size >= 2) {
-            put(enc::alu_rm(at(), enc::Alu::Cmp, size, reg(i, 0), {reg(i, 1), static_cast<int32_t>(m.imm)}));
-            return;
-        }
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
-        a_.cmp(gpr(i, 0, size), mem);
+        if (size < 2) break;
+        put(enc::alu_rm(at(), enc::Alu::Cmp, size, r(0), {r(1), static_cast<int32_t>(m.imm)}));
         return;
-    }
-    case Op::FAluMem: {
-        x86::Xmm d = xmm(i, 2);
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
-        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
-        bool f32 = size == 4;
-        switch (static_cast<FAluOp>(m.sub)) {
-        case FAluOp::Add: f32 ? a_.addss(d, mem) : a_.addsd(d, mem); break;
-        case FAluOp::Sub: f32 ? a_.subss(d, mem) : a_.subsd(d, mem); break;
-        case FAluOp::Mul: f32 ? a_.mulss(d, mem) : a_.mulsd(d, mem); break;
-        case FAluOp::Div: f32 ? a_.divss(d, mem) : a_.divsd(d, mem); break;
-        default: errors_.first = "falu_mem: operation without a memory form"; break;
-        }
+    case Op::Unary:
+        if (static_cast<UnaryOp>(m.sub) == UnaryOp::Bswap) break;
+        put(enc::unary(at(), static_cast<UnaryOp>(m.sub) == UnaryOp::Not, size, r(1)));
         return;
-    }
-    case Op::Unary: {
-        if (static_cast<UnaryOp>(m.sub) != UnaryOp::Bswap) {
-            put(enc::unary(at(), static_cast<UnaryOp>(m.sub) == UnaryOp::Not, size, reg(i, 1)));
-            return;
-        }
-        x86::Gp d = gpr(i, 1, size);
-        switch (static_cast<UnaryOp>(m.sub)) {
-        case UnaryOp::Neg: a_.neg(d); break;
-        case UnaryOp::Not: a_.not_(d); break;
-        case UnaryOp::Bswap: a_.bswap(d); break;
-        }
+    case Op::Shift: put(enc::shift_cl(at(), shift_of(static_cast<ShiftOp>(m.sub)), size, r(2))); return;
+    case Op::ShiftImm:
+        if (m.imm < 0 || m.imm >= 64) break;
+        put(enc::shift_ri(at(), shift_of(static_cast<ShiftOp>(m.sub)), size, r(1), static_cast<uint8_t>(m.imm)));
         return;
-    }
-    case Op::Shift:
-    case Op::ShiftImm: {
-        bool by_cl = m.op == Op::Shift;
-        if (by_cl) {
-            put(enc::shift_cl(at(), shift_of(static_cast<ShiftOp>(m.sub)), size, reg(i, 2)));
-            return;
-        }
-        if (m.imm >= 0 && m.imm < 64) {
-            put(enc::shift_ri(at(), shift_of(static_cast<ShiftOp>(m.sub)), size, reg(i, 1), static_cast<uint8_t>(m.imm)));
-            return;
-        }
-        x86::Gp d = gpr(i, by_cl ? 2 : 1, size);
-        switch (static_cast<ShiftOp>(m.sub)) {
-        case ShiftOp::Shl: by_cl ? a_.shl(d, x86::cl) : a_.shl(d, m.imm); break;
-        case ShiftOp::Shr: by_cl ? a_.shr(d, x86::cl) : a_.shr(d, m.imm); break;
-        case ShiftOp::Sar: by_cl ? a_.sar(d, x86::cl) : a_.sar(d, m.imm); break;
-        case ShiftOp::Rol: by_cl ? a_.rol(d, x86::cl) : a_.rol(d, m.imm); break;
-        case ShiftOp::Ror: by_cl ? a_.ror(d, x86::cl) : a_.ror(d, m.imm); break;
-        }
-        return;
-    }
-    case Op::BitCount: emit_bitcount(i, m); return;
-    case Op::Cmp: put(enc::alu_rr(at(), enc::Alu::Cmp, size, reg(i, 0), reg(i, 1))); return;
+    case Op::Cmp: put(enc::alu_rr(at(), enc::Alu::Cmp, size, r(0), r(1))); return;
     case Op::CmpImm: {
         const int32_t k = size == 1   ? static_cast<int8_t>(m.imm)
                           : size == 2 ? static_cast<int16_t>(m.imm)
                                       : static_cast<int32_t>(m.imm);
-        put(enc::alu_ri(at(), enc::Alu::Cmp, size, reg(i, 0), k));
+        put(enc::alu_ri(at(), enc::Alu::Cmp, size, r(0), k));
         return;
     }
-    case Op::Test: put(enc::test_rr(at(), size, reg(i, 0), reg(i, 1))); return;
-    case Op::Setcc: put(enc::setcc(at(), static_cast<uint8_t>(m.cc), reg(i, 0))); return;
+    case Op::Test: put(enc::test_rr(at(), size, r(0), r(1))); return;
+    case Op::Setcc: put(enc::setcc(at(), static_cast<uint8_t>(m.cc), r(0))); return;
     case Op::Cmov:
-        if (size >= 2) put(enc::cmov(at(), static_cast<uint8_t>(m.cc), size, reg(i, 2), reg(i, 0)));
-        else a_.cmov(cc_of(m.cc), gpr(i, 2, size), gpr(i, 0, size));
+        if (size < 2) break;
+        put(enc::cmov(at(), static_cast<uint8_t>(m.cc), size, r(2), r(0)));
         return;
-    case Op::MulWide: {
-        x86::Gp y = gpr(i, 1, size);
-        if (m.flags & mflags::kSigned) a_.imul(y);
-        else a_.mul(y);
-        return;
-    }
-    case Op::Div: emit_div(i, m); return;
-    case Op::Lea:
-        put(enc::lea(at(), reg(i, 2), {reg(i, 0), static_cast<int32_t>(m.imm), reg(i, 1), m.scale}));
-        return;
+    case Op::Lea: put(enc::lea(at(), r(2), {r(0), static_cast<int32_t>(m.imm), r(1), m.scale})); return;
     case Op::LeaBase:
-        if (m.aux == 1) put(enc::lea(at(), reg(i, 0), {regs::RSP, static_cast<int32_t>(m.imm)}));
-        else put(enc::lea(at(), reg(i, 1), {reg(i, 0), static_cast<int32_t>(m.imm)}));
+        if (m.aux == 1) put(enc::lea(at(), r(0), {regs::RSP, static_cast<int32_t>(m.imm)}));
+        else put(enc::lea(at(), r(1), {r(0), static_cast<int32_t>(m.imm)}));
         return;
     case Op::Load: emit_load(i, m); return;
     case Op::Store: emit_store(i, m); return;
     case Op::StackAddr:
-        put(enc::lea(at(), reg(i, 0), {regs::RSP, static_cast<int32_t>(slot_offset_[m.aux] + m.imm)}));
+        put(enc::lea(at(), r(0), {regs::RSP, static_cast<int32_t>(slot_offset_[m.aux] + m.imm)}));
         return;
-    case Op::FMov: {
-        uint8_t s = reg(i, 0), d = reg(i, 1);
-        if (s != d) put(enc::sse_rr(at(), 0, 0x28, d, s));  // movaps
+    case Op::FMov:
+        if (r(0) != r(1)) put(enc::sse_rr(at(), 0, 0x28, r(1), r(0)));  // movaps
         return;
-    }
-    case Op::FConst: load_fconst(xmm(i, 0), static_cast<uint64_t>(m.imm), size); return;
     case Op::FAlu: {
         // Scalar forms: F3 (ss) / F2 (sd) 0F op; bitwise ones 0F op.
         static constexpr uint8_t kOp[] = {0x58, 0x5C, 0x59, 0x5E, 0x54, 0x56, 0x57, 0x55};
         const auto op = static_cast<FAluOp>(m.sub);
         const uint8_t pfx = op >= FAluOp::And ? 0 : size == 4 ? 0xF3 : 0xF2;
-        put(enc::sse_rr(at(), pfx, kOp[static_cast<uint8_t>(op)], reg(i, 2), reg(i, 1)));
+        put(enc::sse_rr(at(), pfx, kOp[static_cast<uint8_t>(op)], r(2), r(1)));
         return;
     }
-    case Op::FUnary: {
-        x86::Xmm s = xmm(i, 0), d = xmm(i, 1);
-        bool f32 = size == 4;
-        auto round = [&](uint32_t mode) { f32 ? a_.roundss(d, s, mode) : a_.roundsd(d, s, mode); };
-        switch (static_cast<FUnaryOp>(m.sub)) {
-        case FUnaryOp::Sqrt: f32 ? a_.sqrtss(d, s) : a_.sqrtsd(d, s); break;
-        case FUnaryOp::Ceil: round(0x0a); break;
-        case FUnaryOp::Floor: round(0x09); break;
-        case FUnaryOp::Trunc: round(0x0b); break;
-        case FUnaryOp::Nearest: round(0x08); break;
-        case FUnaryOp::Promote: a_.cvtss2sd(d, s); break;
-        case FUnaryOp::Demote: a_.cvtsd2ss(d, s); break;
-        }
-        return;
-    }
-    case Op::FMinMax: emit_fminmax(i, m); return;
-    case Op::FCmp:  // ucomiss / ucomisd
-        put(enc::sse_rr(at(), size == 4 ? 0 : 0x66, 0x2E, reg(i, 0), reg(i, 1)));
-        return;
-    case Op::Fma:
-        if (size == 4) a_.vfmadd213ss(xmm(i, 3), xmm(i, 1), xmm(i, 2));
-        else a_.vfmadd213sd(xmm(i, 3), xmm(i, 1), xmm(i, 2));
-        return;
-    case Op::GprToXmm:
-        if (size == 4) a_.movd(xmm(i, 1), gpr(i, 0, 4));
-        else a_.movq(xmm(i, 1), gpr(i, 0, 8));
-        return;
-    case Op::XmmToGpr:
-        if (size == 4) a_.movd(gpr(i, 1, 4), xmm(i, 0));
-        else a_.movq(gpr(i, 1, 8), xmm(i, 0));
-        return;
-    case Op::CvtIntToFloat: emit_cvt_from_int(i, m); return;
-    case Op::CvtFloatToInt: emit_cvt_to_int(i, m); return;
+    case Op::FCmp: put(enc::sse_rr(at(), size == 4 ? 0 : 0x66, 0x2E, r(0), r(1))); return;  // ucomiss / ucomisd
     case Op::Jmp:
         jump_to_block(std::nullopt, m.aux, next_block);
         return;
@@ -980,6 +845,136 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         jump_to_block(std::nullopt, m.aux2, next_block);
         return;
     }
+    default: break;
+    }
+    emit_inst_asmjit(i, m);
+}
+
+// The rest of emit_inst: what the encoder does not have, through asmjit.
+void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
+    unsigned size = m.size;
+    switch (m.op) {
+    case Op::Ext: {  // signed (emit_inst encodes the unsigned forms)
+        uint8_t s = reg(i, 0), d = reg(i, 1);
+        if (m.size == 4) a_.movsxd(gp(d, 8), gp(s, 4));
+        else a_.movsx(gp(d, m.size2 == 8 ? 8 : 4), gp(s, m.size));
+        return;
+    }
+    case Op::Alu: {  // 8-bit imul
+        x86::Gp d = gpr(i, 2, size), b = gpr(i, 1, size);
+        switch (static_cast<AluOp>(m.sub)) {
+        case AluOp::Add: a_.add(d, b); break;
+        case AluOp::Sub: a_.sub(d, b); break;
+        case AluOp::And: a_.and_(d, b); break;
+        case AluOp::Or: a_.or_(d, b); break;
+        case AluOp::Xor: a_.xor_(d, b); break;
+        case AluOp::Imul: a_.imul(d, b); break;
+        case AluOp::Adc: a_.adc(d, b); break;
+        case AluOp::Sbb: a_.sbb(d, b); break;
+        }
+        return;
+    }
+    case Op::AluImm: {  // imul, or an immediate outside the size's signed range
+        int32_t k = static_cast<int32_t>(m.imm);
+        x86::Gp d = gpr(i, 1, size);
+        switch (static_cast<AluOp>(m.sub)) {
+        case AluOp::Add: a_.add(d, k); break;
+        case AluOp::Sub: a_.sub(d, k); break;
+        case AluOp::And: a_.and_(d, k); break;
+        case AluOp::Or: a_.or_(d, k); break;
+        case AluOp::Xor: a_.xor_(d, k); break;
+        case AluOp::Imul: a_.imul(d, gpr(i, 0, size), k); break;
+        case AluOp::Adc: a_.adc(d, k); break;
+        case AluOp::Sbb: a_.sbb(d, k); break;
+        }
+        return;
+    }
+    case Op::AluMem: {  // 8-bit; the trap site is recorded
+        x86::Gp d = gpr(i, 2, size);
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        switch (static_cast<AluOp>(m.sub)) {
+        case AluOp::Add: a_.add(d, mem); break;
+        case AluOp::Sub: a_.sub(d, mem); break;
+        case AluOp::And: a_.and_(d, mem); break;
+        case AluOp::Or: a_.or_(d, mem); break;
+        case AluOp::Xor: a_.xor_(d, mem); break;
+        case AluOp::Imul: a_.imul(d, mem); break;
+        case AluOp::Adc: a_.adc(d, mem); break;
+        case AluOp::Sbb: a_.sbb(d, mem); break;
+        }
+        return;
+    }
+    case Op::CmpMem: {  // 8-bit; the trap site is recorded
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        a_.cmp(gpr(i, 0, size), mem);
+        return;
+    }
+    case Op::FAluMem: {
+        x86::Xmm d = xmm(i, 2);
+        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        bool f32 = size == 4;
+        switch (static_cast<FAluOp>(m.sub)) {
+        case FAluOp::Add: f32 ? a_.addss(d, mem) : a_.addsd(d, mem); break;
+        case FAluOp::Sub: f32 ? a_.subss(d, mem) : a_.subsd(d, mem); break;
+        case FAluOp::Mul: f32 ? a_.mulss(d, mem) : a_.mulsd(d, mem); break;
+        case FAluOp::Div: f32 ? a_.divss(d, mem) : a_.divsd(d, mem); break;
+        default: errors_.first = "falu_mem: operation without a memory form"; break;
+        }
+        return;
+    }
+    case Op::Unary: a_.bswap(gpr(i, 1, size)); return;  // neg and not are encoded by emit_inst
+    case Op::ShiftImm: {  // a count outside 0-63
+        x86::Gp d = gpr(i, 1, size);
+        switch (static_cast<ShiftOp>(m.sub)) {
+        case ShiftOp::Shl: a_.shl(d, m.imm); break;
+        case ShiftOp::Shr: a_.shr(d, m.imm); break;
+        case ShiftOp::Sar: a_.sar(d, m.imm); break;
+        case ShiftOp::Rol: a_.rol(d, m.imm); break;
+        case ShiftOp::Ror: a_.ror(d, m.imm); break;
+        }
+        return;
+    }
+    case Op::BitCount: emit_bitcount(i, m); return;
+    case Op::Cmov: a_.cmov(cc_of(m.cc), gpr(i, 2, size), gpr(i, 0, size)); return;  // 8-bit
+    case Op::MulWide: {
+        x86::Gp y = gpr(i, 1, size);
+        if (m.flags & mflags::kSigned) a_.imul(y);
+        else a_.mul(y);
+        return;
+    }
+    case Op::Div: emit_div(i, m); return;
+    case Op::FConst: load_fconst(xmm(i, 0), static_cast<uint64_t>(m.imm), size); return;
+    case Op::FUnary: {
+        x86::Xmm s = xmm(i, 0), d = xmm(i, 1);
+        bool f32 = size == 4;
+        auto round = [&](uint32_t mode) { f32 ? a_.roundss(d, s, mode) : a_.roundsd(d, s, mode); };
+        switch (static_cast<FUnaryOp>(m.sub)) {
+        case FUnaryOp::Sqrt: f32 ? a_.sqrtss(d, s) : a_.sqrtsd(d, s); break;
+        case FUnaryOp::Ceil: round(0x0a); break;
+        case FUnaryOp::Floor: round(0x09); break;
+        case FUnaryOp::Trunc: round(0x0b); break;
+        case FUnaryOp::Nearest: round(0x08); break;
+        case FUnaryOp::Promote: a_.cvtss2sd(d, s); break;
+        case FUnaryOp::Demote: a_.cvtsd2ss(d, s); break;
+        }
+        return;
+    }
+    case Op::FMinMax: emit_fminmax(i, m); return;
+    case Op::Fma:
+        if (size == 4) a_.vfmadd213ss(xmm(i, 3), xmm(i, 1), xmm(i, 2));
+        else a_.vfmadd213sd(xmm(i, 3), xmm(i, 1), xmm(i, 2));
+        return;
+    case Op::GprToXmm:
+        if (size == 4) a_.movd(xmm(i, 1), gpr(i, 0, 4));
+        else a_.movq(xmm(i, 1), gpr(i, 0, 8));
+        return;
+    case Op::XmmToGpr:
+        if (size == 4) a_.movd(gpr(i, 1, 4), xmm(i, 0));
+        else a_.movq(gpr(i, 1, 8), xmm(i, 0));
+        return;
+    case Op::CvtIntToFloat: emit_cvt_from_int(i, m); return;
+    case Op::CvtFloatToInt: emit_cvt_to_int(i, m); return;
     case Op::JumpTableAddr: {
         // Table layout: one 32-bit offset (from the table start) per entry,
         // then the default's; the index is clamped to the default's slot.
@@ -1034,6 +1029,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         a_.jz(trap_label(m.trap, m.ir_inst));
         return;
     }
+    default: return;  // encoded by emit_inst
     }
 }
 
