@@ -7,7 +7,8 @@
 // with fuel, and a pair that runs out is skipped before the JIT sees it.
 // Then the same pairs run on the JIT after the optimizer (the pipeline of
 // opt_level speed: loop-form, licm), against the interpreter again:
-// unoptimized vs optimized.
+// unoptimized vs optimized; and on the JIT with the single-pass register
+// allocator (opt_level none).
 //
 // The first input byte picks the generator's features and sizes, the rest
 // drives its choices, so the fuzzer can explore small feature subsets
@@ -157,5 +158,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static OptimizedJitEngine opt_jit;
     DiffResult o = run_differential(m, interp, opt_jit);
     if (!o.ok()) fail("interpreter and optimized JIT disagree", m, o.summary());
+    static JitEngine single_pass_jit(OptLevel::None, RegallocAlgorithm::SinglePass);
+    DiffResult sp = run_differential(m, interp, single_pass_jit);
+    if (!sp.ok()) fail("interpreter and JIT with the single-pass allocator disagree", m, sp.summary());
     return 0;
 }

@@ -60,6 +60,10 @@ JITBuilder& JITBuilder::check_regalloc(bool on) {
     options_.check_regalloc = on;
     return *this;
 }
+JITBuilder& JITBuilder::regalloc(RegallocAlgorithm algorithm) {
+    options_.regalloc = algorithm;
+    return *this;
+}
 JITBuilder& JITBuilder::opt_level(OptLevel level) {
     options_.opt_level = level;
     return *this;

@@ -56,6 +56,9 @@ public:
     JITBuilder& opt_level(OptLevel level);
     /// Verify the function after every pass of the pipeline (tests).
     JITBuilder& verify_passes(bool on);
+    /// The register allocator (default LinearScan; SinglePass compiles
+    /// faster, the code is slower).
+    JITBuilder& regalloc(RegallocAlgorithm algorithm);
 
 private:
     friend class JITModule;

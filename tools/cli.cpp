@@ -15,6 +15,9 @@
 //   --opt-level none|speed          the IR pipeline before lowering
 //                                   (codegen/opt/pipeline.h); default: the
 //                                   file's `set opt_level=`, else none
+//   --regalloc linear-scan|single-pass
+//                                   the register allocator (run, compile,
+//                                   test); default linear-scan
 //   heron structure FILE [--no-break] [--check]
 //                                   structured pseudo-code (docs/structure.md)
 //   heron repl [--lang]             interactive session (tools/repl.h)
@@ -53,7 +56,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: heron COMMAND ...\n"
-    "  test FILE|DIR...                 run file tests; prints failures and 'N passed, N failed'\n"
+    "  test FILE|DIR... [--opt-level=L] [--regalloc=A]\n"
+    "                                   run file tests; prints failures and 'N passed, N failed'\n"
     "  cat FILE                         parse and print functions in canonical form\n"
     "  verify FILE                      parse and verify every function\n"
     "  run FILE [--fn NAME] [--time] [--interp] [--opt-level none|speed] [ARGS...]\n"
@@ -61,6 +65,8 @@ constexpr const char* kUsage =
     "                                   with ARGS typed by its signature; print its results.\n"
     "                                   JIT-compiled unless --interp. FILE.hn: a program in\n"
     "                                   the small language (docs/lang.md), default fn main\n"
+    "  --regalloc linear-scan|single-pass (run, compile) the register allocator; single-pass\n"
+    "                                   compiles faster, its code is slower (default linear-scan)\n"
     "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode]\n"
     "                                   compile for the host or ISA (x86_64, aarch64); print\n"
     "                                   code size, machine code. --opt-level: the IR passes\n"
@@ -118,6 +124,28 @@ bool opt_level_flag(const std::vector<std::string>& args, size_t& i, std::option
     }
     level = parse_opt_level(value);
     if (!level) error = "unknown opt level '" + value + "' (none, speed)";
+    return true;
+}
+
+/// `--regalloc A` / `--regalloc=A` at args[i], as opt_level_flag.
+bool regalloc_flag(const std::vector<std::string>& args, size_t& i, RegallocAlgorithm& algo, std::string& error) {
+    const std::string& a = args[i];
+    std::string value;
+    if (a == "--regalloc") {
+        if (i + 1 >= args.size()) {
+            error = "--regalloc needs a value (linear-scan, single-pass)";
+            return true;
+        }
+        value = args[++i];
+    } else if (a.rfind("--regalloc=", 0) == 0) {
+        value = a.substr(11);
+    } else {
+        return false;
+    }
+    if (auto parsed = parse_regalloc(value))
+        algo = *parsed;
+    else
+        error = "unknown register allocator '" + value + "' (linear-scan, single-pass)";
     return true;
 }
 
@@ -185,8 +213,9 @@ int cmd_run(const std::vector<std::string>& args) {
     std::optional<OptLevel> opt_flag;
     std::string flag_error;
     std::vector<std::string> values;
+    RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (opt_level_flag(args, i, opt_flag, flag_error)) {
+        if (opt_level_flag(args, i, opt_flag, flag_error) || regalloc_flag(args, i, regalloc, flag_error)) {
             if (!flag_error.empty()) {
                 std::cerr << "heron run: " << flag_error << "\n";
                 return 2;
@@ -260,6 +289,7 @@ int cmd_run(const std::vector<std::string>& args) {
     } else {
         JITBuilder builder;
         builder.opt_level(*opt_level);
+        builder.regalloc(regalloc);
         JITModule jit(std::move(builder));
         auto t0 = std::chrono::steady_clock::now();
         std::optional<FuncId> target_id;
@@ -357,9 +387,10 @@ int cmd_compile(const std::vector<std::string>& args) {
     bool disasm = false, vcode = false;
     std::optional<OptLevel> opt_flag;
     std::string flag_error;
+    RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
     for (size_t k = 0; k < args.size(); ++k) {
         const std::string& a = args[k];
-        if (opt_level_flag(args, k, opt_flag, flag_error)) {
+        if (opt_level_flag(args, k, opt_flag, flag_error) || regalloc_flag(args, k, regalloc, flag_error)) {
             if (!flag_error.empty()) {
                 std::cerr << "heron compile: " << flag_error << "\n";
                 return 2;
@@ -390,6 +421,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     CompileOptions opts;
     opts.check_regalloc = true;
     opts.opt_level = *opt_level;
+    opts.regalloc = regalloc;
     opts.verify_passes = true;
     Optimizer optimizer(*opt_level, opts.verify_passes);
     int status = 0;

@@ -310,6 +310,7 @@ void FileRun::run_on_jit(const TestFile& file) {
     JITBuilder builder;
     builder.check_regalloc(true);
     builder.opt_level(opts_.opt_level.value_or(level));
+    builder.regalloc(opts_.regalloc);
     builder.verify_passes(true);
     builder.isa(isa_by_name(opts_.isa.empty() ? host_isa_name() : std::string_view(opts_.isa)));
     JITModule jit(builder);
@@ -461,6 +462,15 @@ int run_test_command(const std::vector<std::string>& args) {
                 std::cout << "heron test: unknown opt level '" << a.substr(12) << "' (none, speed)\n";
                 return 2;
             }
+            continue;
+        }
+        if (a.rfind("--regalloc=", 0) == 0) {
+            const auto algo = parse_regalloc(a.substr(11));
+            if (!algo) {
+                std::cout << "heron test: unknown register allocator '" << a.substr(11) << "' (linear-scan, single-pass)\n";
+                return 2;
+            }
+            opts.regalloc = *algo;
             continue;
         }
         paths.push_back(a);

@@ -38,6 +38,8 @@ struct FileTestOptions {
     /// The opt_level `test run` compiles at, overriding the file's
     /// `set opt_level=` (nullopt: the file's, else none).
     std::optional<OptLevel> opt_level;
+    /// The register allocator `test run` compiles with.
+    RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
 };
 
 /// Runs the tests of one file whose contents are `text`. Failure lines and

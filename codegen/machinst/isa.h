@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "codegen/ir/function.h"
 #include "codegen/machinst/compiled_code.h"
+#include "codegen/regalloc/regalloc.h"
 
 namespace heron {
 
@@ -19,8 +21,24 @@ namespace heron {
 /// TargetIsa::compile lowers the function it is given.
 enum class OptLevel : uint8_t { None, Speed };
 
+/// The register allocator a compile uses (codegen/regalloc/regalloc.h):
+/// LinearScan (better code) or SinglePass (faster compiles; values used
+/// across blocks go through memory at block boundaries).
+using RegallocAlgorithm = ra::Algorithm;
+/// "linear-scan" / "single-pass"; nullopt for anything else.
+inline std::optional<RegallocAlgorithm> parse_regalloc(std::string_view name) {
+    if (name == "linear-scan") return RegallocAlgorithm::LinearScan;
+    if (name == "single-pass") return RegallocAlgorithm::SinglePass;
+    return std::nullopt;
+}
+inline std::string_view regalloc_name(RegallocAlgorithm a) {
+    return a == RegallocAlgorithm::SinglePass ? "single-pass" : "linear-scan";
+}
+
 struct CompileOptions {
     OptLevel opt_level = OptLevel::None;
+    /// The register allocator, at every opt_level.
+    RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
     /// Run the register allocation checker on every function (tests,
     /// fuzzing); off by default in release embedders.
     bool check_regalloc = false;

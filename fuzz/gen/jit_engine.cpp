@@ -7,6 +7,7 @@ bool JitEngine::load(const Module& m, std::string& error) {
     JITBuilder b;
     b.check_regalloc(true);
     b.opt_level(level_);
+    b.regalloc(regalloc_);
     b.verify_passes(true);
     jit_ = std::make_unique<JITModule>(b);
     ids_.clear();

@@ -14,13 +14,18 @@ namespace heron::gen {
 
 class JitEngine : public Engine {
 public:
-    explicit JitEngine(OptLevel level = OptLevel::None) : level_(level) {}
-    std::string name() const override { return level_ == OptLevel::None ? "jit" : "jit-opt"; }
+    explicit JitEngine(OptLevel level = OptLevel::None, RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan)
+        : level_(level), regalloc_(regalloc) {}
+    std::string name() const override {
+        return std::string(level_ == OptLevel::None ? "jit" : "jit-opt") +
+               (regalloc_ == RegallocAlgorithm::SinglePass ? "-single-pass" : "");
+    }
     bool load(const Module& m, std::string& error) override;
     InterpOutcome call(const Function& func, std::span<const DataValue> args) override;
 
 private:
     OptLevel level_;
+    RegallocAlgorithm regalloc_;
     std::unique_ptr<JITModule> jit_;
     std::unordered_map<const Function*, FuncId> ids_;
 };

@@ -13,12 +13,13 @@ namespace {
 
 /// Random modules until `min_pairs` function x input pairs ran on the
 /// interpreter and on the JIT at `level`; every pair must agree.
-void run_random_modules(OptLevel level, uint64_t min_pairs) {
+void run_random_modules(OptLevel level, uint64_t min_pairs,
+                        RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan) {
     GenOptions opts;
     opts.canonicalize_nans = true;
     DiffResult total;
     InterpreterEngine interp;
-    JitEngine jit(level);
+    JitEngine jit(level, regalloc);
     uint64_t seed = 1;
     for (; total.pairs < min_pairs && seed < 20'000; ++seed) {
         Entropy e(seed);
@@ -41,6 +42,11 @@ void run_random_modules(OptLevel level, uint64_t min_pairs) {
 
 // At least 10,000 function x input pairs (issue #4).
 TEST(JitDifferential, InterpreterAndJitAgreeOnRandomModules) { run_random_modules(OptLevel::None, 10'000); }
+
+// The same modules with the single-pass register allocator (checker on).
+TEST(JitDifferential, InterpreterAndSinglePassJitAgreeOnRandomModules) {
+    run_random_modules(OptLevel::None, 10'000, RegallocAlgorithm::SinglePass);
+}
 
 // The same modules through the optimizer (issue #5): loop-form and licm
 // run on each function, verified after every pass, before lowering.

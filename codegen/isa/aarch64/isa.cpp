@@ -18,7 +18,7 @@ public:
         std::string err = aarch64::lower_function(func, vcode_, lower_ctx_);
         if (!err.empty()) return err;
         alloc_.clear();
-        err = ra::allocate(vcode_.ra, aarch64::machine_env(), alloc_, ractx_);
+        err = ra::allocate(vcode_.ra, aarch64::machine_env(), alloc_, ractx_, opts.regalloc);
         if (!err.empty()) return "register allocation failed: " + err;
         if (opts.check_regalloc) {
             err = ra::check(vcode_.ra, aarch64::machine_env(), alloc_);

@@ -20,7 +20,7 @@ public:
         std::string err = x64::lower_function(func, settings_, vcode_, lower_ctx_);
         if (!err.empty()) return err;
         alloc_.clear();
-        err = ra::allocate(vcode_.ra, x64::machine_env(), alloc_, ractx_);
+        err = ra::allocate(vcode_.ra, x64::machine_env(), alloc_, ractx_, opts.regalloc);
         if (!err.empty()) return "register allocation failed: " + err;
         if (opts.check_regalloc) {
             err = ra::check(vcode_.ra, x64::machine_env(), alloc_);
