@@ -233,19 +233,23 @@ std::string Allocator::scan_defs() {
     const Function& f = f_;
     const uint32_t nb = f.num_blocks(), nv = f.num_vregs;
     VInfo* vi = s_.vi.data();
-    auto define = [&](VReg v, uint32_t b, uint32_t inst) -> std::string {
-        if (!v.is_valid() || v.index() >= nv) return "vreg out of range";
+    // 0: defined; 1: out of range; 2: defined twice.
+    auto define = [&](VReg v, uint32_t b, uint32_t inst) -> int {
+        if (!v.is_valid() || v.index() >= nv) return 1;
         VInfo& x = vi[v.index()];
-        if (x.def_block != kNone) return vname(v.index()) + " is defined twice";
+        if (x.def_block != kNone) return 2;
         x.def_block = b;
         x.def_inst = inst;
         x.cls = static_cast<uint8_t>(v.cls());
-        return {};
+        return 0;
+    };
+    auto define_error = [&](VReg v, int e) {
+        return e == 1 ? std::string("vreg out of range") : vname(v.index()) + " is defined twice";
     };
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k) {
-            std::string e = define(f.params[k], b, kParamDef);
-            if (!e.empty()) return "block" + to_string(b) + " parameter: " + e;
+            if (const int e = define(f.params[k], b, kParamDef))
+                return "block" + to_string(b) + " parameter: " + define_error(f.params[k], e);
             vi[f.params[k].index()].param_index = k - f.params_begin[b];
         }
         const uint32_t last = f.block_insts_begin[b + 1] - 1;
@@ -277,8 +281,7 @@ std::string Allocator::scan_defs() {
                     if (in.constraint == Constraint::Fixed) ++num_fixed;
                 }
                 if (i == last && nsucc > 0) return where() + "a branch defines a value";
-                std::string e = define(op.vreg, b, i);
-                if (!e.empty()) return where() + e;
+                if (const int e = define(op.vreg, b, i)) return where() + define_error(op.vreg, e);
             }
             if (num_fixed > 0) {
                 std::string e = check_fixed(i);
@@ -423,16 +426,23 @@ bool Allocator::dominates(uint32_t d, uint32_t u) {
 std::string Allocator::scan_uses() {
     const Function& f = f_;
     VInfo* vi = s_.vi.data();
-    auto check = [&](VReg v, uint32_t b, const std::string& where) -> std::string {
+    // 0: fine; else what is wrong (the message is made only then).
+    enum { kOk, kUndefined, kWrongClass, kNotDominated };
+    auto check = [&](VReg v, uint32_t b) -> int {
         VInfo& x = vi[v.index()];
-        if (x.def_block == kNone) return where + vname(v.index()) + " is used but never defined";
-        if (x.cls != static_cast<uint8_t>(v.cls())) return where + vname(v.index()) + " used with the wrong class";
+        if (x.def_block == kNone) return kUndefined;
+        if (x.cls != static_cast<uint8_t>(v.cls())) return kWrongClass;
         x.flags |= kUsed;
-        if (x.def_block == b || x.dom_block == b) return {};
+        if (x.def_block == b || x.dom_block == b) return kOk;
         x.flags |= kGlobal;
-        if (!dominates(x.def_block, b)) return vname(v.index()) + " is used where its definition does not dominate";
+        if (!dominates(x.def_block, b)) return kNotDominated;
         x.dom_block = b;
-        return {};
+        return kOk;
+    };
+    auto message = [&](int e, VReg v, const std::string& where) {
+        if (e == kUndefined) return where + vname(v.index()) + " is used but never defined";
+        if (e == kWrongClass) return where + vname(v.index()) + " used with the wrong class";
+        return vname(v.index()) + " is used where its definition does not dominate";
     };
     for (uint32_t b = 0; b < f.num_blocks(); ++b) {
         for (uint32_t i = f.block_insts_begin[b]; i < f.block_insts_begin[b + 1]; ++i) {
@@ -443,15 +453,13 @@ std::string Allocator::scan_uses() {
                 if (vi[v].def_block == b && vi[v].def_inst != kParamDef && vi[v].def_inst >= i &&
                     vi[v].cls == static_cast<uint8_t>(op.vreg.cls()))
                     return "inst" + to_string(i) + ": " + vname(v) + " used before its definition";
-                std::string e = check(op.vreg, b, "inst" + to_string(i) + ": ");
-                if (!e.empty()) return e;
+                if (const int e = check(op.vreg, b)) return message(e, op.vreg, "inst" + to_string(i) + ": ");
             }
         }
     }
     for (uint32_t b = 0; b < f.num_blocks(); ++b) {  // operands first, as the linear scan reports them
         for (uint32_t k = f.branch_args_begin[f.succs_begin[b]]; k < f.branch_args_begin[f.succs_begin[b + 1]]; ++k) {
-            std::string e = check(f.branch_args[k], b, "branch argument: ");
-            if (!e.empty()) return e;
+            if (const int e = check(f.branch_args[k], b)) return message(e, f.branch_args[k], "branch argument: ");
         }
     }
     for (VReg p : f.params)
@@ -566,6 +574,26 @@ void Allocator::evict(uint32_t w, uint32_t idx) {
 
 void Allocator::flush(const std::vector<Move>& moves, ProgPoint p) {
     if (moves.empty()) return;
+    // When no move writes what another reads (the usual case: a store, a
+    // reload or a copy), they go out in any order without the sequencer; a
+    // stack-to-stack move (edges only) through the scratch register.
+    bool conflict = moves.size() > 16;
+    for (size_t a = 0; a < moves.size() && !conflict; ++a)
+        for (size_t b = 0; b < moves.size(); ++b) conflict |= a != b && moves[a].to == moves[b].from;
+    if (!conflict) {
+        for (const Move& mv : moves) {
+            if (mv.from == mv.to) continue;
+            if (mv.from.is_stack() && mv.to.is_stack()) {
+                const Allocation scratch = Allocation::reg(env_.scratch[static_cast<unsigned>(mv.cls)]);
+                s_.block_edits.push_back({p, mv.from, scratch, mv.cls});
+                s_.block_edits.push_back({p, scratch, mv.to, mv.cls});
+            } else {
+                s_.block_edits.push_back({p, mv.from, mv.to, mv.cls});
+            }
+        }
+        s_.group_end.push_back(static_cast<uint32_t>(s_.block_edits.size()));
+        return;
+    }
     for (const Move& mv : moves) s_.pm.add(mv.from, mv.to, mv.cls);
     s_.pm.resolve(env_, p, s_.emergency, s_.emergency_count, s_.block_edits);
     s_.group_end.push_back(static_cast<uint32_t>(s_.block_edits.size()));
@@ -626,16 +654,21 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
         }
     }
 
-    // Step 1: values live across the instruction; displace those in the way.
+    // Step 1: values live across the instruction (in a register below, not
+    // defined here); displace those in the way.
+    for (unsigned c = 0; c < kNumRegClasses; ++c) m[c].thru = s_.occupied[c];
+    for (uint32_t k = 0; k < n; ++k) {
+        const Operand& op = ops[k];
+        const uint32_t r = vi[op.vreg.index()].reg;
+        if (op.kind == OperandKind::Def && r != kNoReg) m[static_cast<unsigned>(op.vreg.cls())].thru &= ~bit_of(r);
+    }
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
-        for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1) {
-            const uint32_t idx = lowest(c, bits & (~bits + 1));
+        for (uint64_t bits = m[c].thru & (m[c].clob | m[c].fixD | m[c].fixE | m[c].fixL); bits; bits &= bits - 1) {
             const uint64_t bit = bits & (~bits + 1);
+            const uint32_t idx = lowest(c, bit);
             const uint32_t w = s_.owner[idx];
-            if (vi[w].mark == def_mark) continue;  // defined here: where the code below wants it
-            m[c].thru |= bit;
             const bool own_fixed = (bit & (m[c].fixE | m[c].fixL)) && s_.fix_vreg[idx] == w;
-            if ((bit & (m[c].clob | m[c].fixD)) || ((bit & (m[c].fixE | m[c].fixL)) && !own_fixed)) displace(w, idx);
+            if ((bit & (m[c].clob | m[c].fixD)) || !own_fixed) displace(w, idx);
         }
         m[c].pinned &= m[c].thru;
     }
