@@ -206,9 +206,11 @@ void set_counters(benchmark::State& state, int insts) {
 /// End to end: verify + compile in define_function, then install in
 /// finalize_definitions (redefining the same function each iteration, so
 /// the previous code is released as it would be in a long-running JIT).
-void BM_EndToEnd(benchmark::State& state) {
+void end_to_end(benchmark::State& state, RegallocAlgorithm regalloc) {
     const Input& in = input(state.range(0));
-    JITModule jit;
+    JITBuilder b;
+    b.regalloc(regalloc);
+    JITModule jit(std::move(b));
     FuncId id = jit.declare_function("f", Linkage::Export, in.func->signature).value();
     // One compile first, so the counters show the steady state (contexts
     // and code pages reused) rather than the first function's setup.
@@ -225,6 +227,9 @@ void BM_EndToEnd(benchmark::State& state) {
     state.counters["allocs/func"] = double(g_allocations - allocs0) / n;
     state.counters["syscalls/func"] = double(jit.code_memory_syscalls() - sys0) / n;
 }
+void BM_EndToEnd(benchmark::State& state) { end_to_end(state, RegallocAlgorithm::LinearScan); }
+/// BM_EndToEnd with the single-pass register allocator.
+void BM_EndToEndSinglePass(benchmark::State& state) { end_to_end(state, RegallocAlgorithm::SinglePass); }
 
 /// The same at opt_level speed: the JIT module copies the function and runs
 /// the IR pipeline of codegen/opt/pipeline.h on it (verifier between passes
@@ -283,6 +288,7 @@ void BM_EndToEndBatch(benchmark::State& state) {
 /// iteration and installed with one finalize: arg 0 at opt_level none,
 /// arg 1 at speed. Unlike the generated inputs above, these have loops, so
 /// at speed the loop passes run. `inst/s` counts their IR instructions.
+/// Arg 2: opt_level none with the single-pass register allocator.
 void BM_EndToEndKernels(benchmark::State& state) {
     static const char* kNames[] = {"bytecode", "collatz", "crc32", "fib", "mandelbrot", "matmul", "nbody", "sieve"};
     static std::vector<std::unique_ptr<Function>> funcs;
@@ -301,7 +307,8 @@ void BM_EndToEndKernels(benchmark::State& state) {
                 for (Inst i : f->layout.block_insts(b)) (void)i, ++insts;
     }
     JITBuilder b;
-    b.opt_level(state.range(0) ? OptLevel::Speed : OptLevel::None);
+    b.opt_level(state.range(0) == 1 ? OptLevel::Speed : OptLevel::None);
+    if (state.range(0) == 2) b.regalloc(RegallocAlgorithm::SinglePass);
     JITModule jit(std::move(b));
     std::vector<FuncId> ids;
     for (const auto& f : funcs) ids.push_back(jit.declare_function(f->name.name, Linkage::Export, f->signature).value());
@@ -351,20 +358,40 @@ void BM_Lower(benchmark::State& state) {
     set_counters(state, in.insts);
 }
 
-void BM_Regalloc(benchmark::State& state) {
-    const Input& in = input(state.range(0));
-    x64::Settings settings = x64::Settings::host();
-    x64::VCode vcode;
-    if (!x64::lower_function(*in.func, settings, vcode).empty()) std::abort();
+/// ra::allocate on the lowered function, over and over with one Context.
+/// `edits` and `slots`: what the allocation adds to the code.
+void regalloc(benchmark::State& state, const ra::Function& func, const ra::MachineEnv& env, ra::Algorithm algo,
+              int insts) {
     ra::Context ctx;
     ra::Output out;
     for (auto _ : state) {
         out.clear();
-        std::string err = ra::allocate(vcode.ra, x64::machine_env(), out, ctx);
+        std::string err = ra::allocate(func, env, out, ctx, algo);
         if (!err.empty()) state.SkipWithError(err.c_str());
         benchmark::DoNotOptimize(out.allocs.data());
     }
-    set_counters(state, in.insts);
+    set_counters(state, insts);
+    state.counters["edits"] = double(out.edits.size());
+    state.counters["slots"] = double(out.num_spill_slots);
+}
+
+x64::VCode& x64_vcode(const Input& in) {
+    static std::map<const Input*, x64::VCode> cache;
+    auto it = cache.find(&in);
+    if (it != cache.end()) return it->second;
+    x64::VCode& vcode = cache[&in];
+    if (!x64::lower_function(*in.func, x64::Settings::host(), vcode).empty()) std::abort();
+    return vcode;
+}
+
+void BM_Regalloc(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    regalloc(state, x64_vcode(in).ra, x64::machine_env(), ra::Algorithm::LinearScan, in.insts);
+}
+/// The single-pass allocator on the same input.
+void BM_RegallocSinglePass(benchmark::State& state) {
+    const Input& in = input(state.range(0));
+    regalloc(state, x64_vcode(in).ra, x64::machine_env(), ra::Algorithm::SinglePass, in.insts);
 }
 
 void BM_Emit(benchmark::State& state) {
@@ -445,20 +472,14 @@ void BM_Lower_aarch64(benchmark::State& state) {
     set_counters(state, in.insts);
 }
 
-void BM_Regalloc_aarch64(benchmark::State& state) {
+void regalloc_aarch64(benchmark::State& state, ra::Algorithm algo) {
     const Input& in = input(state.range(0));
     aarch64::VCode vcode;
     if (!aarch64::lower_function(*in.func, vcode).empty()) std::abort();
-    ra::Context ctx;
-    ra::Output out;
-    for (auto _ : state) {
-        out.clear();
-        std::string err = ra::allocate(vcode.ra, aarch64::machine_env(), out, ctx);
-        if (!err.empty()) state.SkipWithError(err.c_str());
-        benchmark::DoNotOptimize(out.allocs.data());
-    }
-    set_counters(state, in.insts);
+    regalloc(state, vcode.ra, aarch64::machine_env(), algo, in.insts);
 }
+void BM_Regalloc_aarch64(benchmark::State& state) { regalloc_aarch64(state, ra::Algorithm::LinearScan); }
+void BM_RegallocSinglePass_aarch64(benchmark::State& state) { regalloc_aarch64(state, ra::Algorithm::SinglePass); }
 
 void BM_Emit_aarch64(benchmark::State& state) {
     const Input& in = input(state.range(0));
@@ -480,19 +501,22 @@ void BM_Emit_aarch64(benchmark::State& state) {
 // Arg 0 is the trivial function.
 #define HERON_SIZES ->Arg(0)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
 BENCHMARK(BM_EndToEnd) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EndToEndSinglePass) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndOpt) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndBatch)->Arg(1)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_EndToEndKernels)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EndToEndKernels)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CopyFunction) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Verify) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Lower) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Regalloc) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RegallocSinglePass) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Emit) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Install) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Compile_x64) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Compile_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Lower_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Regalloc_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RegallocSinglePass_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Emit_aarch64) HERON_SIZES->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -12,7 +12,11 @@
 // Direction from issue #4: geomean <= 1.6x gcc -O2 with no optimizer,
 // <= 1.1x once the optimizer lands.
 //
-//   bench_kernels [--reps=N] [--filter=NAME] [--once]   (other --flags are ignored)
+//   bench_kernels [--reps=N] [--filter=NAME] [--once] [--level=none|speed]
+//                 [--regalloc=linear-scan|single-pass]   (other --flags are ignored)
+//
+// --regalloc picks the register allocator of both levels (default
+// linear-scan), to measure what the single-pass allocator costs at run time.
 //
 // --once checks the results and runs nothing else: for instruction counts
 // of the JIT code, run it under
@@ -247,11 +251,21 @@ int main(int argc, char** argv) {
     int reps = 7;
     std::string filter;
     bool levels_on[kLevels] = {true, true};
+    RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
         if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
         if (a == "--once") reps = 0;
+        if (a.rfind("--regalloc=", 0) == 0) {
+            auto algo = parse_regalloc(a.substr(11));
+            if (!algo) {
+                std::fprintf(stderr, "bench_kernels: unknown register allocator '%s' (linear-scan, single-pass)\n",
+                             a.c_str() + 11);
+                return 2;
+            }
+            regalloc = *algo;
+        }
         if (a.rfind("--level=", 0) == 0) {
             auto only = parse_opt_level(a.substr(8));
             if (!only) {
@@ -266,6 +280,7 @@ int main(int argc, char** argv) {
     for (int l = 0; l < kLevels; ++l) {
         JITBuilder b;
         b.opt_level(kLevel[l]);
+        b.regalloc(regalloc);
         modules[l] = std::make_unique<JITModule>(std::move(b));
         jits[l] = modules[l].get();
     }
