@@ -12,86 +12,103 @@ void BlockOrder::compute_reverse_postorder(const Function& f) {
     // Iterative DFS for postorder, successors in branch order (the order
     // of the dominator tree's search over the CFG, so both number the
     // blocks alike). mark_: 0 unseen, 1 on the stack, 2 done; an edge to a
-    // block on the stack is a retreating edge.
+    // block on the stack is a retreating edge. Each block's destinations
+    // are looked up once and kept, in rpo_dests_, for compute().
     const DataFlowGraph& dfg = f.dfg;
     mark_.assign(dfg.num_blocks(), 0);
     rpo_.clear();
+    rpo_dests_.clear();
     dfs_.clear();
     has_cycle_ = false;
-    Block entry = *f.layout.entry_block();
-    dfs_.push_back({entry, 0});
-    mark_[entry.index()] = 1;
-    while (!dfs_.empty()) {
-        auto& [b, k] = dfs_.back();
+    auto enter = [&](Block b) {
+        mark_[b.index()] = 1;
         auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
-        if (k < dests.size()) {
-            Block s = dests[k++].block(dfg.value_lists);
-            if (mark_[s.index()] == 0) {
-                mark_[s.index()] = 1;
-                dfs_.push_back({s, 0});
-            } else if (mark_[s.index()] == 1) {
-                has_cycle_ = true;
-            }
+        dfs_.push_back({b, 0, static_cast<uint32_t>(dests.size()), dests.data()});
+    };
+    enter(*f.layout.entry_block());
+    while (!dfs_.empty()) {
+        Frame& fr = dfs_.back();
+        if (fr.next < fr.ndests) {
+            Block s = fr.dests[fr.next++].block(dfg.value_lists);
+            if (mark_[s.index()] == 0) enter(s);
+            else if (mark_[s.index()] == 1) has_cycle_ = true;
             continue;
         }
-        mark_[b.index()] = 2;
-        rpo_.push_back(b);
+        mark_[fr.block.index()] = 2;
+        rpo_.push_back(fr.block);
+        rpo_dests_.push_back({fr.dests, fr.ndests});
         dfs_.pop_back();
     }
     std::reverse(rpo_.begin(), rpo_.end());
+    std::reverse(rpo_dests_.begin(), rpo_dests_.end());
 }
 
 void BlockOrder::compute(const Function& f) {
     const DataFlowGraph& dfg = f.dfg;
+    const ValueListPool& pool = dfg.value_lists;
     compute_reverse_postorder(f);
+    const uint32_t nrpo = static_cast<uint32_t>(rpo_.size());
 
     // Predecessor edge counts (one per destination, duplicates included:
     // two edges into one block with different arguments need a block
     // each), to find critical edges.
     std::vector<uint32_t>& npreds = mark_;
     npreds.assign(dfg.num_blocks(), 0);
-    for (Block b : rpo_) {
-        for (const BlockCall& bc : dfg.branch_destinations(*f.layout.last_inst(b))) ++npreds[bc.block(dfg.value_lists).index()];
+    uint32_t nedges = 0;
+    for (const auto& dests : rpo_dests_) {
+        for (const BlockCall& bc : dests) ++npreds[bc.block(pool).index()];
+        nedges += static_cast<uint32_t>(dests.size());
     }
     auto critical = [&](size_t ndests, Block s) { return ndests > 1 && npreds[s.index()] > 1; };
 
     // VCode blocks: each IR block followed by its edge blocks.
     vblock_of_.assign(dfg.num_blocks(), kNone);
     vb_ir_.clear();
-    for (Block b : rpo_) {
-        vblock_of_[b.index()] = static_cast<uint32_t>(vb_ir_.size());
-        vb_ir_.push_back(b.index());
-        auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
+    vb_ir_.reserve(nrpo + nedges);
+    for (uint32_t k = 0; k < nrpo; ++k) {
+        vblock_of_[rpo_[k].index()] = static_cast<uint32_t>(vb_ir_.size());
+        vb_ir_.push_back(rpo_[k].index());
+        const auto dests = rpo_dests_[k];
         for (const BlockCall& bc : dests) {
-            if (critical(dests.size(), bc.block(dfg.value_lists))) vb_ir_.push_back(kNone);
+            if (critical(dests.size(), bc.block(pool))) vb_ir_.push_back(kNone);
         }
     }
 
     // Successor rows (now that every IR block has its VCode number), in
     // VCode block order: an IR block's row, then one row per edge block.
-    succ_begin_.assign(1, 0);
-    succs_.clear();
-    arg_begin_.assign(1, 0);
+    // Each edge block adds one edge to the IR block's, so the sizes are
+    // known: every row is written through a pointer.
+    const uint32_t nvb = static_cast<uint32_t>(vb_ir_.size());
+    const uint32_t ne = nedges + (nvb - nrpo);
+    succ_begin_.resize(nvb + 1);
+    succs_.resize(ne);
+    arg_begin_.resize(ne + 1);
     args_.clear();
+    uint32_t* succ_begin = succ_begin_.data();
+    uint32_t* succs = succs_.data();
+    uint32_t* arg_begin = arg_begin_.data();
+    uint32_t e = 0, vb = 0;
+    arg_begin[0] = 0;
     auto add_edge = [&](uint32_t to, std::span<const Value> args) {
-        succs_.push_back(to);
+        succs[e] = to;
         args_.insert(args_.end(), args.begin(), args.end());
-        arg_begin_.push_back(static_cast<uint32_t>(args_.size()));
+        arg_begin[++e] = static_cast<uint32_t>(args_.size());
     };
-    for (Block b : rpo_) {
-        uint32_t next_edge = vblock_of_[b.index()] + 1;
-        auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
+    succ_begin[0] = 0;
+    for (uint32_t k = 0; k < nrpo; ++k) {
+        uint32_t next_edge = vblock_of_[rpo_[k].index()] + 1;
+        const auto dests = rpo_dests_[k];
         for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg.value_lists);
+            Block s = bc.block(pool);
             if (critical(dests.size(), s)) add_edge(next_edge++, {});
-            else add_edge(vblock_of_[s.index()], bc.args(dfg.value_lists));
+            else add_edge(vblock_of_[s.index()], bc.args(pool));
         }
-        succ_begin_.push_back(static_cast<uint32_t>(succs_.size()));
+        succ_begin[++vb] = e;
         for (const BlockCall& bc : dests) {
-            Block s = bc.block(dfg.value_lists);
+            Block s = bc.block(pool);
             if (!critical(dests.size(), s)) continue;
-            add_edge(vblock_of_[s.index()], bc.args(dfg.value_lists));
-            succ_begin_.push_back(static_cast<uint32_t>(succs_.size()));
+            add_edge(vblock_of_[s.index()], bc.args(pool));
+            succ_begin[++vb] = e;
         }
     }
     compute_layout(f);
@@ -129,7 +146,8 @@ void BlockOrder::compute_layout(const Function& f) {
         reducible_ = !loops_.compute(f, cfg_, domtree_);
     }
     if (!reducible_ || loops_.num_loops() == 0) {
-        for (uint32_t vb = 0; vb < num_vblocks(); ++vb) layout_.push_back(vb);
+        layout_.resize(num_vblocks());
+        for (uint32_t vb = 0; vb < num_vblocks(); ++vb) layout_[vb] = vb;
         return;
     }
     // Regions: loop l is region l, the root region num_loops.

@@ -84,6 +84,15 @@ public:
     std::span<const Value> edge_args(uint32_t e) const {
         return {args_.data() + arg_begin_[e], arg_begin_[e + 1] - arg_begin_[e]};
     }
+    /// The whole successor and edge-argument rows (what the allocator's
+    /// block arrays are made of): successors of every VCode block in order,
+    /// the row starts by VCode block (one past the end), and the edges'
+    /// arguments with their row starts by edge (one past the end).
+    uint32_t num_edges() const { return static_cast<uint32_t>(succs_.size()); }
+    std::span<const uint32_t> all_succs() const { return succs_; }
+    std::span<const uint32_t> all_succ_begins() const { return succ_begin_; }
+    std::span<const uint32_t> all_arg_begins() const { return arg_begin_; }
+    std::span<const Value> all_args() const { return args_; }
     /// The VCode block of reachable IR block `b`.
     uint32_t vblock_of(Block b) const { return vblock_of_[b.index()]; }
     /// For the terminator of reachable IR block `b`: the VCode block each
@@ -121,7 +130,13 @@ private:
     // of each region (a loop, or the function outside all loops) in CSR
     // form and its walk's stack.
     std::vector<uint32_t> mark_;
-    std::vector<std::pair<Block, uint32_t>> dfs_;
+    struct Frame {
+        Block block;
+        uint32_t next, ndests;  // the next destination to visit, of ndests
+        const BlockCall* dests;
+    };
+    std::vector<Frame> dfs_;
+    std::vector<std::span<const BlockCall>> rpo_dests_;  // by rpo_ position: the block's destinations
     struct Walk {
         uint32_t region;
         uint32_t next;  // position of the next item to place

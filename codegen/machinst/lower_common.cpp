@@ -26,59 +26,72 @@ unsigned store_bytes(Opcode op, Type t) {
     }
 }
 
-bool is_pure_for_lowering(const InstructionData& d) {
-    return !is_terminator(d.opcode) && !is_call(d.opcode) && !can_trap(d.opcode) && !can_store(d.opcode);
-}
-
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
                      ra::Function& r, std::vector<uint32_t>& block_ir, std::vector<uint32_t>& scratch) {
     const DataFlowGraph& dfg = f.dfg;
     auto vreg_of = [&](Value v) {
-        v = dfg.resolve_aliases(v);
+        if (dfg.value_is_alias(v)) [[unlikely]] v = dfg.resolve_aliases(v);
         return ra::VReg(v.index(), reg_class_of(dfg.value_type(v)));
     };
-    Block entry = *f.layout.entry_block();
+    const Block entry = *f.layout.entry_block();
     // Loop depth weights spill costs; an edge block counts as the shallower
     // of its two ends. An irreducible function counts as depth 0 throughout.
     // (BlockOrder computed the loops for the layout.)
     const LoopAnalysis* loops = order.loops();
-    const bool reducible = loops != nullptr;
-    uint32_t source_depth = 0;
-    r.block_insts_begin.push_back(0);
-    r.succs_begin.push_back(0);
-    r.params_begin.push_back(0);
-    r.branch_args_begin.push_back(0);
+    const bool has_loops = loops != nullptr && loops->num_loops() > 0;
     const uint32_t nb = order.num_vblocks();
+    const uint32_t ne = order.num_edges();
+    // Every array is written through a pointer after one resize: the sizes
+    // are known from the block order (block parameters are counted first).
+    uint32_t nparams = 0;
     for (uint32_t vb = 0; vb < nb; ++vb) {
         const uint32_t ir = order.ir_block(vb);
-        r.block_insts_begin.push_back(r.block_insts_begin.back() + block_sizes[vb]);
-        const uint32_t e0 = order.succ_begin(vb);
-        auto succs = order.succs(vb);
-        for (uint32_t k = 0; k < succs.size(); ++k) {
-            r.succs.push_back(succs[k]);
-            for (Value a : order.edge_args(e0 + k)) r.branch_args.push_back(vreg_of(a));
-            r.branch_args_begin.push_back(static_cast<uint32_t>(r.branch_args.size()));
-        }
-        r.succs_begin.push_back(static_cast<uint32_t>(r.succs.size()));
+        if (ir != BlockOrder::kNone && Block(ir) != entry) nparams += dfg.num_block_params(Block(ir));
+    }
+    r.block_insts_begin.resize(nb + 1);
+    r.params_begin.resize(nb + 1);
+    r.loop_depth.resize(nb);
+    r.succs.assign(order.all_succs().begin(), order.all_succs().end());
+    r.succs_begin.assign(order.all_succ_begins().begin(), order.all_succ_begins().end());
+    r.branch_args_begin.assign(order.all_arg_begins().begin(), order.all_arg_begins().end());
+    r.branch_args.resize(order.all_args().size());
+    r.params.resize(nparams);
+    block_ir.resize(nb);
+    {
+        ra::VReg* out = r.branch_args.data();
+        for (Value a : order.all_args()) *out++ = vreg_of(a);
+    }
+    uint32_t* insts_begin = r.block_insts_begin.data();
+    const uint32_t* succs_begin = r.succs_begin.data();
+    uint32_t* params_begin = r.params_begin.data();
+    ra::VReg* params = r.params.data();
+    uint32_t np = 0, source_depth = 0;
+    insts_begin[0] = params_begin[0] = 0;
+    for (uint32_t vb = 0; vb < nb; ++vb) {
+        const uint32_t ir = order.ir_block(vb);
+        insts_begin[vb + 1] = insts_begin[vb] + block_sizes[vb];
         if (ir != BlockOrder::kNone && Block(ir) != entry) {
-            for (Value p : dfg.block_params(Block(ir))) r.params.push_back(vreg_of(p));
+            for (Value p : dfg.block_params(Block(ir))) params[np++] = vreg_of(p);
         }
-        r.params_begin.push_back(static_cast<uint32_t>(r.params.size()));
+        params_begin[vb + 1] = np;
         uint32_t depth = 0;
-        if (reducible && ir != BlockOrder::kNone) depth = source_depth = loops->depth(Block(ir));
-        if (reducible && ir == BlockOrder::kNone) depth = std::min(source_depth, loops->depth(Block(order.ir_block(succs[0]))));
-        r.loop_depth.push_back(depth);
-        block_ir.push_back(ir);
+        if (has_loops && ir != BlockOrder::kNone) depth = source_depth = loops->depth(Block(ir));
+        if (has_loops && ir == BlockOrder::kNone) depth = std::min(source_depth, loops->depth(Block(order.ir_block(order.succs(vb)[0]))));
+        r.loop_depth[vb] = depth;
+        block_ir[vb] = ir;
     }
     // Predecessors, in CSR form by counting (each list in increasing order).
     r.preds_begin.assign(nb + 1, 0);
-    for (uint32_t s : r.succs) ++r.preds_begin[s + 1];
-    for (uint32_t b = 0; b < nb; ++b) r.preds_begin[b + 1] += r.preds_begin[b];
-    r.preds.resize(r.succs.size());
+    uint32_t* preds_begin = r.preds_begin.data();
+    const uint32_t* succs = r.succs.data();
+    for (uint32_t e = 0; e < ne; ++e) ++preds_begin[succs[e] + 1];
+    for (uint32_t b = 0; b < nb; ++b) preds_begin[b + 1] += preds_begin[b];
+    r.preds.resize(ne);
+    uint32_t* preds = r.preds.data();
     std::vector<uint32_t>& fill = scratch;
     fill.assign(r.preds_begin.begin(), r.preds_begin.end() - 1);
     for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t e = r.succs_begin[b]; e < r.succs_begin[b + 1]; ++e) r.preds[fill[r.succs[e]]++] = b;
+        for (uint32_t e = succs_begin[b]; e < succs_begin[b + 1]; ++e) preds[fill[succs[e]]++] = b;
     }
 }
 

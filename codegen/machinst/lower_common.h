@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,7 +83,10 @@ struct MemFlagBits {
 
 /// Whether an instruction may be left out when none of its results is
 /// read: no terminator, call, trap or store.
-bool is_pure_for_lowering(const InstructionData& d);
+inline bool is_pure_for_lowering(const InstructionData& d) {
+    using namespace opflags;
+    return (opcode_info(d.opcode).flags & (TERM | CALL | TRAP | STORE)) == 0;
+}
 
 /// The allocator's block arrays of `r` (instructions per block from
 /// `block_sizes`, successors, branch arguments, block parameters,
@@ -98,12 +102,20 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
 /// have grown, lowering a function allocates nothing here.
 struct LowerContext {
     BlockOrder order;
+    /// Operands as lowering writes them (back to front, see LowerBase::push):
+    /// raw storage whose size only grows; finish_insts copies the used part
+    /// into ra::Function::operands in program order.
+    std::vector<ra::Operand> ops;
     std::vector<uint32_t> op_counts;    // operands per instruction, parallel to VCode::insts
     std::vector<uint32_t> block_sizes;  // instructions per VCode block
     std::vector<uint32_t> scratch;
-    SecondaryMap<Value, uint8_t> needed;         // the value's definition must be emitted
+    /// A byte flag of its own type: stores through it cannot alias the
+    /// IR and output arrays (a uint8_t store may alias anything, which makes
+    /// the compiler reload every pointer after it).
+    enum class Flag : uint8_t { No, Yes };
+    std::vector<Flag> needed;                    // by value: its definition must be emitted
     SecondaryMap<Value, uint32_t> value_counts;  // for the ISA (AArch64: uses per value)
-    SecondaryMap<Inst, uint8_t> inst_marks;      // for the ISA (x86-64: loads folded into their user)
+    std::vector<uint8_t> inst_marks;             // by instruction, for the ISA (x86-64: loads folded into their user)
 };
 
 /// The ISA-neutral half of a Lowerer. `VCode` derives from VCodeBase.
@@ -116,30 +128,37 @@ protected:
 
     LowerBase(const Function& f, VCode& out, LowerContext& ctx)
         : f_(f), dfg_(f.dfg), out_(out), ctx_(ctx), order_(ctx.order), op_counts_(ctx.op_counts),
-          block_sizes_(ctx.block_sizes), needed_(ctx.needed) {}
+          block_sizes_(ctx.block_sizes) {}
 
     // --- value/vreg plumbing ------------------------------------------------
     // Values take the vreg of their own number, temporaries the numbers
     // after them: the numbering cannot depend on the order in which the
     // compiler evaluates the arguments of a call like alu(use(x), use(y)).
     /// dfg.resolve_aliases(v), with the common case (not an alias) inline.
-    Value resolved(Value v) const {
-        return dfg_.value_def(v).kind == ValueDef::Kind::Alias ? dfg_.resolve_aliases(v) : v;
+    [[gnu::always_inline]] Value resolved(Value v) const {
+        if (dfg_.value_def(v).kind == ValueDef::Kind::Alias) [[unlikely]] return dfg_.resolve_aliases(v);
+        return v;
     }
     ra::VReg vreg_of(Value v) const { return vreg_of_resolved(resolved(v)); }
-    ra::VReg vreg_of_resolved(Value v) const { return ra::VReg(v.index(), reg_class_of(dfg_.value_type(v))); }
+    [[gnu::always_inline]] ra::VReg vreg_of_resolved(Value v) const {
+        return ra::VReg(v.index(), reg_class_of(dfg_.value_type(v)));
+    }
     /// The vreg of `v`, and `v` is needed (its definition must be emitted).
-    ra::VReg use(Value v) {
+    [[gnu::always_inline]] ra::VReg use(Value v) {
         v = resolved(v);
-        needed_[v] = 1;
+        needed_[v.index()] = LowerContext::Flag::Yes;
         return vreg_of_resolved(v);
     }
+    /// Whether something lowered so far reads (resolved) value `v`.
+    bool is_needed(Value v) const { return needed_[v.index()] != LowerContext::Flag::No; }
     ra::VReg def(Value v) const { return vreg_of(v); }
+    /// The vreg of the first result of `inst`.
+    [[gnu::always_inline]] ra::VReg result_vreg(Inst inst) const { return vreg_of(dfg_.inst_results(inst)[0]); }
     ra::VReg temp(ra::RegClass c = ra::RegClass::Int) { return ra::VReg(next_vreg_++, c); }
     Type type_of(Value v) const { return dfg_.value_type(v); }
 
     /// If `v` is an iconst, its value sign-extended from its width.
-    std::optional<int64_t> const_of(Value v) const {
+    [[gnu::always_inline]] std::optional<int64_t> const_of(Value v) const {
         v = resolved(v);
         ValueDef d = dfg_.value_def(v);
         if (!d.is_result()) return std::nullopt;
@@ -148,7 +167,7 @@ protected:
         return sext(id.imm, dfg_.value_type(v).bits());
     }
     /// The defining instruction of `v` if it has `op`.
-    std::optional<Inst> def_with(Value v, Opcode op) const {
+    [[gnu::always_inline]] std::optional<Inst> def_with(Value v, Opcode op) const {
         v = resolved(v);
         ValueDef d = dfg_.value_def(v);
         if (!d.is_result() || dfg_[d.inst()].opcode != op) return std::nullopt;
@@ -168,27 +187,38 @@ protected:
     // Machine instructions and their operands go straight into the VCode's
     // arrays, built back to front (see the top of this file). Each operand
     // is written once and then only moved in place.
-    MInstT& emit(OpT op, std::initializer_list<ra::Operand> ops) { return push(op, ops.begin(), ops.end()); }
-    MInstT& emit_v(OpT op, const std::vector<ra::Operand>& ops) { return push(op, ops.data(), ops.data() + ops.size()); }
-    MInstT& push(OpT op, const ra::Operand* first, const ra::Operand* last) {
+    [[gnu::always_inline]] MInstT& emit(OpT op, std::initializer_list<ra::Operand> ops) {
+        return push(op, ops.begin(), static_cast<uint32_t>(ops.size()));
+    }
+    MInstT& emit_v(OpT op, const std::vector<ra::Operand>& ops) {
+        return push(op, ops.data(), static_cast<uint32_t>(ops.size()));
+    }
+    [[gnu::always_inline]] MInstT& push(OpT op, const ra::Operand* first, uint32_t n) {
+        if (static_cast<size_t>(ops_end_ - ops_cur_) < n) [[unlikely]] grow_ops(n);
+        for (uint32_t k = 0; k < n; ++k) ops_cur_[k] = first[k];
+        ops_cur_ += n;
+        op_counts_.push_back(n);
         MInstT& m = out_.insts.emplace_back();
         m.op = op;
         m.ir_inst = cur_inst_;
-        out_.ra.operands.insert(out_.ra.operands.end(), first, last);
-        op_counts_.push_back(static_cast<uint32_t>(last - first));
         return m;
     }
     struct GroupMark {
         size_t insts, ops;
     };
+    /// Where the next instruction and operand go.
+    GroupMark mark() const { return {out_.insts.size(), static_cast<size_t>(ops_cur_ - ops_base())}; }
     GroupMark begin_group(uint32_t ir_inst) {
         cur_inst_ = ir_inst;
-        return {out_.insts.size(), out_.ra.operands.size()};
+        return mark();
     }
     void end_group(GroupMark g) {
-        std::reverse(out_.insts.begin() + static_cast<ptrdiff_t>(g.insts), out_.insts.end());
-        std::reverse(op_counts_.begin() + static_cast<ptrdiff_t>(g.insts), op_counts_.end());
-        std::reverse(out_.ra.operands.begin() + static_cast<ptrdiff_t>(g.ops), out_.ra.operands.end());
+        const size_t n = out_.insts.size() - g.insts;
+        if (n > 1) {
+            std::reverse(out_.insts.begin() + static_cast<ptrdiff_t>(g.insts), out_.insts.end());
+            std::reverse(op_counts_.begin() + static_cast<ptrdiff_t>(g.insts), op_counts_.end());
+        }
+        std::reverse(ops_base() + g.ops, ops_cur_);
     }
     /// Moves the instruction pushed last (and its operands) to position `at`
     /// of the current group, before the instructions pushed since.
@@ -196,8 +226,7 @@ protected:
         uint32_t nops = op_counts_.back();
         std::rotate(out_.insts.begin() + static_cast<ptrdiff_t>(at.insts), out_.insts.end() - 1, out_.insts.end());
         std::rotate(op_counts_.begin() + static_cast<ptrdiff_t>(at.insts), op_counts_.end() - 1, op_counts_.end());
-        std::rotate(out_.ra.operands.begin() + static_cast<ptrdiff_t>(at.ops),
-                    out_.ra.operands.end() - static_cast<ptrdiff_t>(nops), out_.ra.operands.end());
+        std::rotate(ops_base() + at.ops, ops_cur_ - nops, ops_cur_);
     }
 
     /// A load instruction `d` (load, uload8, ...) as an ISA `op` reading
@@ -205,7 +234,7 @@ protected:
     /// (bytes read), imm = off, flags and trap code. The ISA adds the rest.
     MInstT& emit_load_inst(OpT op, Inst inst, const InstructionData& d, ra::VReg base, int64_t off, const MemFlagBits& bits) {
         LoadAccess acc = load_access(d);
-        MInstT& m = emit(op, {ra::Operand::use(base), ra::Operand::def(def(dfg_.first_result(inst)))});
+        MInstT& m = emit(op, {ra::Operand::use(base), ra::Operand::def(result_vreg(inst))});
         m.size = static_cast<uint8_t>(acc.bytes);
         m.imm = off;
         if (acc.is_signed) m.flags |= bits.is_signed;
@@ -235,15 +264,24 @@ protected:
 
     // --- the driver -----------------------------------------------------------
     /// Clears the output, computes the block order and sizes the per-value
-    /// tables. Call first.
+    /// tables and the output arrays. Call first.
     void begin_function() {
         out_.clear();
         order_.compute(f_);
         op_counts_.clear();
         block_sizes_.clear();
         next_vreg_ = dfg_.num_values();
-        needed_.clear();
-        needed_.resize(dfg_.num_values());
+        ctx_.needed.assign(dfg_.num_values(), LowerContext::Flag::No);
+        needed_ = ctx_.needed.data();
+        // Room for the usual case (an instruction or two per IR instruction,
+        // a jump per edge block), so that pushing seldom grows an array.
+        const size_t est = size_t{dfg_.num_insts()} + 2 * size_t{order_.num_vblocks()} + 8;
+        out_.insts.reserve(est);
+        op_counts_.reserve(est);
+        block_sizes_.reserve(order_.num_vblocks());
+        if (ctx_.ops.size() < 3 * est) ctx_.ops.resize(3 * est);
+        ops_cur_ = ctx_.ops.data();
+        ops_end_ = ops_cur_ + ctx_.ops.size();
     }
 
     /// Lowers every block in reverse emission order, each backwards:
@@ -253,23 +291,22 @@ protected:
     /// with aux = the target. The first error either returns stops it.
     template <class LowerInst, class LowerArgs, class Skip>
     std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
-        Block entry = *f_.layout.entry_block();
+        const Block entry = *f_.layout.entry_block();
         for (uint32_t vb = order_.num_vblocks(); vb-- > 0;) {
             const uint32_t ir = order_.ir_block(vb);
-            size_t block_start = out_.insts.size();
+            const size_t block_start = out_.insts.size();
             if (ir == kNone) {
                 // Edge block: a jump passing the edge's arguments.
                 for (Value a : order_.edge_args(order_.succ_begin(vb))) use(a);
-                GroupMark g = begin_group(kNone);
-                emit(jmp, {}).aux = order_.succs(vb)[0];
-                end_group(g);
+                cur_inst_ = kNone;
+                push(jmp, nullptr, 0).aux = order_.succs(vb)[0];
             } else {
-                Block b(ir);
+                const Block b(ir);
                 for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
                     if (skip(*i) || unused(*i)) continue;
                     GroupMark g = begin_group(i->index());
                     std::string err = lower_inst(*i);
-                    if (!err.empty()) return err;
+                    if (!err.empty()) [[unlikely]] return err;
                     end_group(g);
                 }
                 if (b == entry) {
@@ -285,25 +322,28 @@ protected:
     }
 
     /// Puts the instructions in program order and builds the allocator's
-    /// instruction arrays: operand offsets, and per instruction the flags
-    /// `classify(const MInstT&)` gives (ra::inst_flags bits) and `clobbers`
-    /// when `is_call(const MInstT&)`.
+    /// instruction arrays: operands, operand offsets, and per instruction
+    /// the flags `classify(const MInstT&)` gives (ra::inst_flags bits) and
+    /// `clobbers` when `is_call(const MInstT&)`.
     template <class Classify, class IsCall>
     void finish_insts(Classify&& classify, IsCall&& is_call, const ra::PRegSet& clobbers) {
         ra::Function& r = out_.ra;
         std::reverse(out_.insts.begin(), out_.insts.end());
-        std::reverse(op_counts_.begin(), op_counts_.end());
-        std::reverse(r.operands.begin(), r.operands.end());
         std::reverse(block_sizes_.begin(), block_sizes_.end());
-        uint32_t n = static_cast<uint32_t>(out_.insts.size());
+        // The operands were written back to front: read them backwards.
+        r.operands.assign(std::make_reverse_iterator(ops_cur_), std::make_reverse_iterator(ops_base()));
+        const uint32_t n = static_cast<uint32_t>(out_.insts.size());
         r.operands_begin.resize(n + 1);
         r.flags.resize(n);
-        r.operands_begin[0] = 0;
+        uint32_t* begin = r.operands_begin.data();
+        uint8_t* flags = r.flags.data();
+        const uint32_t* count = op_counts_.data() + n;  // in build order: instruction i is n - 1 - i
+        const MInstT* insts = out_.insts.data();
+        begin[0] = 0;
         for (uint32_t i = 0; i < n; ++i) {
-            r.operands_begin[i + 1] = r.operands_begin[i] + op_counts_[i];
-            const MInstT& m = out_.insts[i];
-            r.flags[i] = classify(m);
-            if (is_call(m)) r.clobbers.push_back({i, clobbers});
+            begin[i + 1] = begin[i] + *--count;
+            flags[i] = classify(insts[i]);
+            if (is_call(insts[i])) [[unlikely]] r.clobbers.push_back({i, clobbers});
         }
     }
 
@@ -324,18 +364,27 @@ protected:
     std::vector<uint32_t>& block_sizes_;  // instructions per VCode block (reversed until finish_insts)
     uint32_t cur_inst_ = kNone;
 
-    SecondaryMap<Value, uint8_t>& needed_;
+    LowerContext::Flag* needed_ = nullptr;  // ctx_.needed by value index
     uint32_t next_vreg_ = 0;
 
 private:
+    ra::Operand* ops_base() const { return ctx_.ops.data(); }
+    [[gnu::noinline]] void grow_ops(uint32_t n) {
+        const size_t used = static_cast<size_t>(ops_cur_ - ops_base());
+        ctx_.ops.resize(std::max(2 * ctx_.ops.size(), used + n + 64));
+        ops_cur_ = ctx_.ops.data() + used;
+        ops_end_ = ctx_.ops.data() + ctx_.ops.size();
+    }
     bool unused(Inst i) const {
-        const InstructionData& d = dfg_[i];
-        if (!is_pure_for_lowering(d)) return false;
+        if (!is_pure_for_lowering(dfg_[i])) return false;
         for (Value r : dfg_.inst_results(i)) {
-            if (needed_[r]) return false;
+            if (needed_[r.index()] != LowerContext::Flag::No) return false;
         }
         return true;
     }
+
+    ra::Operand* ops_cur_ = nullptr;  // next operand in ctx_.ops
+    ra::Operand* ops_end_ = nullptr;
 };
 
 }  // namespace heron

@@ -134,6 +134,46 @@ block1(v4: i64):
               "  6: ret r4:p0\n");
 }
 
+TEST(X64LoweringTest, OperandsBeyondTheFirstEstimateGrowTheBuffer) {
+    // Lowering writes operands into a buffer of the context sized from the
+    // IR's counts (about three per instruction); calls with many arguments
+    // need far more, so a fresh context grows it in the middle of the
+    // function. The VCode must be the same as from a context whose buffer
+    // is already large enough, and the allocator must accept it.
+    constexpr int kArgs = 40, kCalls = 6;
+    std::string params, args;
+    for (int k = 0; k < kArgs; ++k) {
+        params += std::string(k ? ", " : "") + "i64";
+        args += std::string(k ? ", " : "") + (k % 2 ? "v1" : "v0");
+    }
+    std::string text = "function %f(i64, i64) -> i64 {\n    fn0 = %g(" + params + ") -> i64\nblock0(v0: i64, v1: i64):\n";
+    std::string sum = "v0";
+    for (int c = 0; c < kCalls; ++c) {
+        std::string r = "v" + std::to_string(10 + 2 * c), s = "v" + std::to_string(11 + 2 * c);
+        text += "    " + r + " = call fn0(" + args + ")\n    " + s + " = iadd " + sum + ", " + r + "\n";
+        sum = s;
+    }
+    text += "    return " + sum + "\n}\n";
+    auto f = parse_one(text);
+    LowerContext ctx;
+    x64::VCode fresh, again;
+    ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), fresh, ctx), "");
+    // Far more operands than the first estimate (3 per IR instruction,
+    // vblock and spare): the buffer grew.
+    EXPECT_GT(fresh.ra.operands.size(), 3u * (f->dfg.num_insts() + 2 + 8));
+    ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), again, ctx), "");
+    EXPECT_EQ(fresh.to_string(), again.to_string());
+    EXPECT_EQ(fresh.ra.operands_begin.back(), fresh.ra.operands.size());
+    ra::Output out;
+    ra::Context rctx;
+    ASSERT_EQ(ra::allocate(fresh.ra, x64::machine_env(), out, rctx), "");
+    EXPECT_EQ(ra::check(fresh.ra, x64::machine_env(), out), "");
+    // Each call passes 6 arguments in registers and stores the other 34.
+    size_t stores = 0;
+    for (const x64::MInst& m : fresh.insts) stores += m.op == x64::Op::Store;
+    EXPECT_EQ(stores, size_t{kCalls} * (kArgs - 6));
+}
+
 TEST(X64LoweringTest, LoadsFoldIntoAluCompareAndFloatOperands) {
     // Each load has one use, in its block, with nothing in between that
     // stores, calls or may trap: it becomes the memory operand of its user

@@ -159,7 +159,7 @@ public:
 
 private:
     // --- value/vreg plumbing (the rest in LowerBase) ------------------------
-    VReg result(Inst inst) { return def(dfg_.first_result(inst)); }
+    VReg result(Inst inst) { return result_vreg(inst); }
     /// Whether `v` has exactly one use in the function (it may then be
     /// folded into its user without computing it twice).
     bool single_use(Value v) const { return use_count_[dfg_.resolve_aliases(v)] == 1; }
@@ -486,7 +486,7 @@ std::string Lowerer::lower_args() {
     int64_t stack_off = 16;  // above the frame record (x29, x30)
     if (overflow_returns(sig) > 0) defs.push_back(Operand::def_fixed(ret_area_, gpr(X8)));
     auto params = dfg_.block_params(*f_.layout.entry_block());
-    GroupMark top{out_.insts.size(), out_.ra.operands.size()};
+    GroupMark top = mark();
     for (Value p : params) {
         Type t = type_of(p);
         VReg v = def(p);

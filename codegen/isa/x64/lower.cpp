@@ -7,6 +7,7 @@
 #include "codegen/isa/x64/lower.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "codegen/ir/printer.h"
@@ -270,7 +271,14 @@ private:
     /// trap: claims the load (it is not emitted on its own) and returns its
     /// address. Lowering runs backwards, so "no later use" is exactly
     /// `needed_[v] == 0` here plus no use between the two.
-    std::optional<FoldedLoad> fold_load(Value v, unsigned bytes, bool is_float);
+    [[gnu::always_inline]] std::optional<FoldedLoad> fold_load(Value v, unsigned bytes, bool is_float) {
+        v = resolved(v);
+        const ValueDef d = dfg_.value_def(v);
+        if (!d.is_result() || dfg_[d.inst()].opcode != Opcode::Load) return std::nullopt;
+        return fold_load_of(v, d.inst(), bytes, is_float);
+    }
+    /// fold_load for `v`, the result of `load`.
+    std::optional<FoldedLoad> fold_load_of(Value v, Inst load, unsigned bytes, bool is_float);
     /// Sets the memory operand fields of `m` from a folded load.
     void set_mem(MInst& m, const FoldedLoad& fl) {
         m.imm = fl.disp;
@@ -282,7 +290,7 @@ private:
     }
 
     const Settings& settings_;
-    SecondaryMap<Inst, uint8_t>& folded_;  // loads lowered as a memory operand of their user
+    std::vector<uint8_t>& folded_;  // by instruction: loads lowered as a memory operand of their user
 
     VReg ret_area_;  // hidden return-area pointer, if any
 };
@@ -317,18 +325,16 @@ bool blocks_load_motion(const InstructionData& d) {
 constexpr unsigned kMaxFoldDistance = 16;  // instructions scanned between a load and its user
 }  // namespace
 
-std::optional<Lowerer::FoldedLoad> Lowerer::fold_load(Value v, unsigned bytes, bool is_float) {
-    v = resolved(v);
-    auto load = def_with(v, Opcode::Load);
-    if (!load || needed_[v] || cur_inst_ == kNone) return std::nullopt;
-    const InstructionData& ld = dfg_[*load];
+std::optional<Lowerer::FoldedLoad> Lowerer::fold_load_of(Value v, Inst load, unsigned bytes, bool is_float) {
+    if (is_needed(v) || cur_inst_ == kNone) return std::nullopt;
+    const InstructionData& ld = dfg_[load];
     if (ld.type.bytes() != bytes || ld.type.is_float() != is_float || ld.flags.has(MemFlags::Big)) return std::nullopt;
     // The memory is read where the current instruction is emitted (an
     // icmp fused into a brif reads it at the brif): from the load up to
     // here, exactly one operand reads v (the one being fused) and nothing
     // blocks the motion.
     Inst here(cur_inst_);
-    if (f_.layout.inst_block(*load) != f_.layout.inst_block(here)) return std::nullopt;
+    if (f_.layout.inst_block(load) != f_.layout.inst_block(here)) return std::nullopt;
     unsigned reads = 0, steps = 0;
     for (std::optional<Inst> i = here; i != load; i = f_.layout.prev_inst(*i)) {
         if (!i || ++steps > kMaxFoldDistance) return std::nullopt;
@@ -340,8 +346,8 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load(Value v, unsigned bytes, b
     fl.disp = ld.offset;
     fl.base = address(ld.args[0], fl.disp);
     fl.trap = ld.flags.trap_code();
-    fl.load = *load;
-    folded_[*load] = 1;
+    fl.load = load;
+    folded_[load.index()] = 1;
     return fl;
 }
 
@@ -391,7 +397,7 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
 bool Lowerer::zero_flag_set_by(Inst br, Value c) const {
     c = dfg_.resolve_aliases(c);
     const ValueDef def = dfg_.value_def(c);
-    if (!def.is_result() || !needed_[c] || f_.layout.prev_inst(br) != def.inst()) return false;
+    if (!def.is_result() || !is_needed(c) || f_.layout.prev_inst(br) != def.inst()) return false;
     const Opcode op = dfg_[def.inst()].opcode;
     const Type t = type_of(c);
     return (op == Opcode::Iadd || op == Opcode::Isub) && t.is_int() && t.bits() >= 32;
@@ -407,8 +413,7 @@ std::string Lowerer::run() {
         return "tail-convention function with " + std::to_string(out_.incoming_args_popped) +
                " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
     }
-    folded_.clear();
-    folded_.resize(dfg_.num_insts());
+    folded_.assign(dfg_.num_insts(), 0);
     // Returns read the hidden return-area pointer, which the entry block
     // (lowered last) defines: name its vreg first.
     if (overflow_returns(f_.signature) > 0) ret_area_ = temp(RegClass::Int);
@@ -416,25 +421,29 @@ std::string Lowerer::run() {
         Op::Jmp, [&](Inst i) { return lower_inst(i); }, [&] { return lower_args(); },
         // A folded load is still emitted when something else ended up
         // reading its register after all.
-        [&](Inst i) { return folded_[i] && !needed_[dfg_.first_result(i)]; });
+        [&](Inst i) { return folded_[i.index()] && !is_needed(dfg_.inst_results(i)[0]); });
     if (!err.empty()) return err;
     finish_insts();
     finish_blocks();
     return {};
 }
 
+/// The allocator's instruction flags that depend only on the form.
+constexpr std::array<uint8_t, 256> kOpFlags = [] {
+    using namespace ra::inst_flags;
+    std::array<uint8_t, 256> t{};
+    for (Op op : {Op::Ret, Op::Trap, Op::TailCall, Op::TailCallInd}) t[static_cast<size_t>(op)] = kTerminator | kReturn;
+    for (Op op : {Op::Jmp, Op::Jcc, Op::JccFloat, Op::BrTable}) t[static_cast<size_t>(op)] = kTerminator;
+    for (Op op : {Op::MovRR, Op::FMov}) t[static_cast<size_t>(op)] = kMove;
+    return t;
+}();
+
 void Lowerer::finish_insts() {
     auto classify = [](const MInst& m) {
-        Op op = m.op;
-        uint8_t fl = 0;
-        bool leaves = op == Op::Ret || op == Op::Trap || op == Op::TailCall || op == Op::TailCallInd;
-        if (leaves || op == Op::Jmp || op == Op::Jcc || op == Op::JccFloat || op == Op::BrTable)
-            fl |= ra::inst_flags::kTerminator;
-        if (leaves) fl |= ra::inst_flags::kReturn;
-        if (op == Op::MovRR || op == Op::FMov) fl |= ra::inst_flags::kMove;
+        uint8_t fl = kOpFlags[static_cast<size_t>(m.op)];
         // A constant that fits a sign-extended imm32 is made again rather
         // than spilled (also straight into a spill slot: mov qword [m], imm32).
-        if (op == Op::MovImm && fits_i32(m.imm)) fl |= ra::inst_flags::kRemat;
+        if (m.op == Op::MovImm && fits_i32(m.imm)) fl |= ra::inst_flags::kRemat;
         return fl;
     };
     auto calls = [](const MInst& m) { return m.op == Op::Call || m.op == Op::CallInd; };
@@ -446,7 +455,7 @@ std::string Lowerer::lower_args() {
     std::vector<Operand> defs;
     unsigned ni = 0, nf = 0;
     int64_t stack_off = 16;  // above the saved rbp and the return address
-    GroupMark top{out_.insts.size(), out_.ra.operands.size()};
+    GroupMark top = mark();
     if (overflow_returns(sig) > 0) {
         defs.push_back(Operand::def_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
     }
@@ -486,14 +495,14 @@ std::string Lowerer::lower_inst(Inst inst) {
     case Opcode::Nop: return {};
     case Opcode::Iconst: {
         Type t = d.type;
-        mov_imm(sext(d.imm, t.bits()), def(dfg_.first_result(inst)));
+        mov_imm(sext(d.imm, t.bits()), result_vreg(inst));
         return {};
     }
     case Opcode::F32const:
-        fconst_bits(d.imm, 4, def(dfg_.first_result(inst)));
+        fconst_bits(d.imm, 4, result_vreg(inst));
         return {};
     case Opcode::F64const:
-        fconst_bits(d.imm, 8, def(dfg_.first_result(inst)));
+        fconst_bits(d.imm, 8, result_vreg(inst));
         return {};
     case Opcode::Iadd: case Opcode::Isub: case Opcode::Imul:
     case Opcode::Band: case Opcode::Bor: case Opcode::Bxor:
@@ -505,12 +514,12 @@ std::string Lowerer::lower_inst(Inst inst) {
         return {};
     case Opcode::Ineg: {
         Type t = type_of(d.args[0]);
-        unary(UnaryOp::Neg, t.bits() == 64 ? 8 : 4, use(d.args[0]), def(dfg_.first_result(inst)));
+        unary(UnaryOp::Neg, t.bits() == 64 ? 8 : 4, use(d.args[0]), result_vreg(inst));
         return {};
     }
     case Opcode::Bnot: {
         Type t = type_of(d.args[0]);
-        VReg out = def(dfg_.first_result(inst));
+        VReg out = result_vreg(inst);
         if (t.is_float()) {
             VReg ones = fconst_bits(t.mask(), t.bytes(), temp(RegClass::Float));
             falu(FAluOp::Xor, t.bytes(), use(d.args[0]), ones, out);
@@ -525,7 +534,7 @@ std::string Lowerer::lower_inst(Inst inst) {
         VReg x = extended(d.args[0], true);
         VReg n = unary(UnaryOp::Neg, size, x, temp(RegClass::Int));
         // neg sets SF from -x: negative means x was positive (or MIN).
-        cmov(Cond::S, size, x, n, def(dfg_.first_result(inst)));
+        cmov(Cond::S, size, x, n, result_vreg(inst));
         return {};
     }
     case Opcode::Umulhi: case Opcode::Smulhi: lower_mulhi(inst, d); return {};
@@ -541,7 +550,7 @@ std::string Lowerer::lower_inst(Inst inst) {
         return {};
     case Opcode::UaddOverflowTrap: {
         Type t = type_of(d.args[0]);
-        alu(AluOp::Add, t.bytes(), use(d.args[0]), use(d.args[1]), def(dfg_.first_result(inst)));
+        alu(AluOp::Add, t.bytes(), use(d.args[0]), use(d.args[1]), result_vreg(inst));
         MInst& m = emit(Op::TrapIf, {});
         m.cc = Cond::B;
         m.trap = d.code;
@@ -550,7 +559,7 @@ std::string Lowerer::lower_inst(Inst inst) {
     case Opcode::Bitselect: {
         Type t = type_of(d.args[1]);
         VReg c = use(d.args[0]), x = use(d.args[1]), y = use(d.args[2]);
-        VReg out = def(dfg_.first_result(inst));
+        VReg out = result_vreg(inst);
         if (t.is_float()) {
             VReg a = falu(FAluOp::Xor, t.bytes(), x, y, temp(RegClass::Float));
             VReg b = falu(FAluOp::And, t.bytes(), a, c, temp(RegClass::Float));
@@ -571,7 +580,7 @@ std::string Lowerer::lower_inst(Inst inst) {
     case Opcode::Bitrev: lower_bitrev(inst, d); return {};
     case Opcode::Bswap: {
         Type t = type_of(d.args[0]);
-        VReg out = def(dfg_.first_result(inst));
+        VReg out = result_vreg(inst);
         if (t.bits() == 16) {
             shift_imm(ShiftOp::Rol, 2, use(d.args[0]), 8, out);
         } else {
@@ -581,12 +590,12 @@ std::string Lowerer::lower_inst(Inst inst) {
     }
     case Opcode::Icmp: {
         Cond c = emit_icmp(d);
-        setcc(c, def(dfg_.first_result(inst)));
+        setcc(c, result_vreg(inst));
         return {};
     }
     case Opcode::Fcmp: {
         Cond c = emit_fcmp(d);
-        VReg out = def(dfg_.first_result(inst));
+        VReg out = result_vreg(inst);
         if (c == Cond::FEq || c == Cond::FNe) {
             bool eq = c == Cond::FEq;
             VReg a = setcc(eq ? Cond::E : Cond::NE, temp(RegClass::Int));
@@ -603,12 +612,12 @@ std::string Lowerer::lower_inst(Inst inst) {
         test(in.bytes(), use(d.args[0]));
         VReg s = setcc(Cond::NE, temp(RegClass::Int));
         VReg z = ext(s, 1, 4, false);
-        unary(UnaryOp::Neg, 8, z, def(dfg_.first_result(inst)));
+        unary(UnaryOp::Neg, 8, z, result_vreg(inst));
         return {};
     }
     case Opcode::Uextend: case Opcode::Sextend: {
         Type in = type_of(d.args[0]);
-        VReg out = def(dfg_.first_result(inst));
+        VReg out = result_vreg(inst);
         MInst& m = emit(Op::Ext, {Operand::use(use(d.args[0])), Operand::def(out)});
         m.size = static_cast<uint8_t>(in.bytes());
         m.size2 = static_cast<uint8_t>(d.type.bits() == 64 ? 8 : 4);
@@ -616,11 +625,11 @@ std::string Lowerer::lower_inst(Inst inst) {
         return {};
     }
     case Opcode::Ireduce:
-        emit(Op::MovRR, {Operand::use(use(d.args[0])), Operand::def(def(dfg_.first_result(inst)))}).size = 8;
+        emit(Op::MovRR, {Operand::use(use(d.args[0])), Operand::def(result_vreg(inst))}).size = 8;
         return {};
     case Opcode::Bitcast: {
         Type in = type_of(d.args[0]), outt = d.type;
-        VReg src = use(d.args[0]), out = def(dfg_.first_result(inst));
+        VReg src = use(d.args[0]), out = result_vreg(inst);
         Op op = in.is_float() == outt.is_float() ? (in.is_float() ? Op::FMov : Op::MovRR)
                                                   : (in.is_float() ? Op::XmmToGpr : Op::GprToXmm);
         emit(op, {Operand::use(src), Operand::def(out)}).size = static_cast<uint8_t>(in.bytes());
@@ -647,13 +656,13 @@ std::string Lowerer::lower_inst(Inst inst) {
         lower_store(inst, d);
         return {};
     case Opcode::StackAddr: {
-        MInst& m = emit(Op::StackAddr, {Operand::def(def(dfg_.first_result(inst)))});
+        MInst& m = emit(Op::StackAddr, {Operand::def(result_vreg(inst))});
         m.aux = d.entity;
         m.imm = d.offset;
         return {};
     }
     case Opcode::FuncAddr: {
-        MInst& m = emit(Op::FuncAddr, {Operand::def(def(dfg_.first_result(inst)))});
+        MInst& m = emit(Op::FuncAddr, {Operand::def(result_vreg(inst))});
         m.aux = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
         return {};
     }
@@ -690,7 +699,7 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
     case Opcode::Bor: op = AluOp::Or; break;
     default: op = AluOp::Xor; break;
     }
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     Value x = d.args[0], y = d.args[1];
     auto k = const_of(y);
     if (!k && op != AluOp::Sub) {
@@ -726,8 +735,8 @@ void Lowerer::lower_div(Inst inst, const InstructionData& d) {
     unsigned size = t.bits() == 64 ? 8 : 4;
     VReg x = extended(d.args[0], is_signed);
     VReg y = extended(d.args[1], is_signed);
-    VReg q = rem ? temp(RegClass::Int) : def(dfg_.first_result(inst));
-    VReg r = rem ? def(dfg_.first_result(inst)) : temp(RegClass::Int);
+    VReg q = rem ? temp(RegClass::Int) : result_vreg(inst);
+    VReg r = rem ? result_vreg(inst) : temp(RegClass::Int);
     Operand rdx_def{r, ra::OperandKind::Def, ra::OperandPos::Early, ra::Constraint::Fixed, RDX};
     MInst& m = emit(Op::Div, {Operand::use_fixed(x, gpr(RAX)), Operand::use(y), Operand::def_fixed(q, gpr(RAX)),
                               rdx_def, Operand::def_early(temp(RegClass::Int))});
@@ -740,7 +749,7 @@ void Lowerer::lower_div(Inst inst, const InstructionData& d) {
 void Lowerer::lower_mulhi(Inst inst, const InstructionData& d) {
     Type t = type_of(d.args[0]);
     bool is_signed = d.opcode == Opcode::Smulhi;
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     if (t.bits() < 32) {
         VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
         VReg p = alu(AluOp::Imul, 4, x, y, temp(RegClass::Int));
@@ -761,7 +770,7 @@ void Lowerer::lower_minmax(Inst inst, const InstructionData& d) {
     VReg x = extended(d.args[0], is_signed), y = extended(d.args[1], is_signed);
     cmp(size, x, y);
     Cond c = is_signed ? (is_min ? Cond::L : Cond::G) : (is_min ? Cond::B : Cond::A);
-    cmov(c, size, x, y, def(dfg_.first_result(inst)));
+    cmov(c, size, x, y, result_vreg(inst));
 }
 
 void Lowerer::lower_overflow(Inst inst, const InstructionData& d) {
@@ -808,7 +817,7 @@ void Lowerer::lower_carry(Inst inst, const InstructionData& d) {
 void Lowerer::lower_shift(Inst inst, const InstructionData& d) {
     Type t = type_of(d.args[0]);
     unsigned bits = t.bits();
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     ShiftOp op;
     switch (d.opcode) {
     case Opcode::Ishl: op = ShiftOp::Shl; break;
@@ -842,7 +851,7 @@ void Lowerer::lower_bitcount(Inst inst, const InstructionData& d) {
     Type t = type_of(d.args[0]);
     unsigned bits = t.bits();
     unsigned size = bits == 64 ? 8 : 4;
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     auto count = [&](CountOp op, VReg src, VReg dst) {
         MInst& m = emit(Op::BitCount, {Operand::use(src), Operand::def(dst), Operand::def_early(temp(RegClass::Int))});
         m.sub = static_cast<uint8_t>(op);
@@ -885,7 +894,7 @@ void Lowerer::lower_bitcount(Inst inst, const InstructionData& d) {
 
 void Lowerer::lower_bitrev(Inst inst, const InstructionData& d) {
     Type t = type_of(d.args[0]);
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     VReg x = use(d.args[0]);
     // Swap adjacent bits, pairs, nibbles at 64 bits, then bytes; then shift
     // the reversed B bits down.
@@ -913,7 +922,7 @@ void Lowerer::lower_bitrev(Inst inst, const InstructionData& d) {
 
 void Lowerer::lower_select(Inst inst, const InstructionData& d) {
     Type t = type_of(d.args[1]);
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     bool is_float_cond = false;
     Cond c = d.opcode == Opcode::Select ? lower_condition(d.args[0], is_float_cond) : Cond::NE;
     if (d.opcode == Opcode::SelectSpectreGuard) test(type_of(d.args[0]).bytes(), use(d.args[0]));
@@ -951,7 +960,7 @@ void Lowerer::lower_select(Inst inst, const InstructionData& d) {
 void Lowerer::lower_float_unary(Inst inst, const InstructionData& d) {
     Type t = type_of(d.args[0]);
     unsigned size = t.bytes();
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     uint64_t sign = size == 4 ? 0x80000000ull : 0x8000000000000000ull;
     auto funary = [&](FUnaryOp op, unsigned sz) {
         MInst& m = emit(Op::FUnary, {Operand::use(use(d.args[0])), Operand::def(out)});
@@ -984,7 +993,7 @@ void Lowerer::lower_float_unary(Inst inst, const InstructionData& d) {
 void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
     Type t = type_of(d.opcode == Opcode::Fma ? d.args[1] : d.args[0]);
     unsigned size = t.bytes();
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     if (d.opcode == Opcode::Fadd || d.opcode == Opcode::Fsub || d.opcode == Opcode::Fmul || d.opcode == Opcode::Fdiv) {
         FAluOp op = d.opcode == Opcode::Fadd ? FAluOp::Add
                     : d.opcode == Opcode::Fsub ? FAluOp::Sub
@@ -1042,7 +1051,7 @@ void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
 
 void Lowerer::lower_conversion(Inst inst, const InstructionData& d) {
     Type in = type_of(d.args[0]), outt = d.type;
-    VReg out = def(dfg_.first_result(inst));
+    VReg out = result_vreg(inst);
     switch (d.opcode) {
     case Opcode::FcvtFromSint: case Opcode::FcvtFromUint: {
         bool is_signed = d.opcode == Opcode::FcvtFromSint;
