@@ -109,6 +109,7 @@ struct LowerContext {
     std::vector<uint32_t> op_counts;    // operands per instruction, parallel to VCode::insts
     std::vector<uint32_t> block_sizes;  // instructions per VCode block
     std::vector<uint32_t> scratch;
+    std::vector<ra::Operand> operand_list;  // LowerBase::operand_list()
     /// A byte flag of its own type: stores through it cannot alias the
     /// IR and output arrays (a uint8_t store may alias anything, which makes
     /// the compiler reload every pointer after it).
@@ -206,6 +207,13 @@ protected:
     struct GroupMark {
         size_t insts, ops;
     };
+    /// An empty list for building the operands of one instruction (a call,
+    /// a return) before emit_v; kept in the context, so building it does
+    /// not allocate. One at a time: emit_v it before asking again.
+    std::vector<ra::Operand>& operand_list() {
+        ctx_.operand_list.clear();
+        return ctx_.operand_list;
+    }
     /// Where the next instruction and operand go.
     GroupMark mark() const { return {out_.insts.size(), static_cast<size_t>(ops_cur_ - ops_base())}; }
     GroupMark begin_group(uint32_t ir_inst) {

@@ -481,7 +481,7 @@ std::string Lowerer::run() {
 
 std::string Lowerer::lower_args() {
     const Signature& sig = f_.signature;
-    std::vector<Operand> defs;
+    std::vector<Operand>& defs = operand_list();
     unsigned ni = 0, nf = 0;
     int64_t stack_off = 16;  // above the frame record (x29, x30)
     if (overflow_returns(sig) > 0) defs.push_back(Operand::def_fixed(ret_area_, gpr(X8)));
@@ -1364,7 +1364,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
     bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
     auto args = dfg_.call_args(inst);
-    std::vector<Operand> ops;
+    std::vector<Operand>& ops = operand_list();
     if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
     unsigned ni = 0, nf = 0;
     // Bytes the callee pops on return (`tail` convention), which the caller
@@ -1522,7 +1522,7 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
 void Lowerer::lower_return(Inst inst) {
     auto vals = dfg_.inst_variable_args(inst);
     const Signature& sig = f_.signature;
-    std::vector<Operand> ops;
+    std::vector<Operand>& ops = operand_list();
     unsigned ri = 0, rf = 0;
     int64_t area = 0;
     for (size_t k = 0; k < vals.size(); ++k) {

@@ -247,7 +247,7 @@ private:
     /// Calls a C library function taking float arguments in xmm0.. and
     /// returning one float in xmm0.
     void libcall(const std::string& name, std::initializer_list<VReg> args, VReg result) {
-        std::vector<Operand> ops;
+        std::vector<Operand>& ops = operand_list();
         uint8_t k = 0;
         for (VReg a : args) ops.push_back(Operand::use_fixed(a, xmm(k++)));
         ops.push_back(Operand::def_fixed(result, xmm(0)));
@@ -452,7 +452,7 @@ void Lowerer::finish_insts() {
 
 std::string Lowerer::lower_args() {
     const Signature& sig = f_.signature;
-    std::vector<Operand> defs;
+    std::vector<Operand>& defs = operand_list();
     unsigned ni = 0, nf = 0;
     int64_t stack_off = 16;  // above the saved rbp and the return address
     GroupMark top = mark();
@@ -1103,7 +1103,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
     bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
     auto args = dfg_.call_args(inst);
-    std::vector<Operand> ops;
+    std::vector<Operand>& ops = operand_list();
     if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
     unsigned ni = 0, nf = 0;
     // Bytes the callee pops on return (`tail` convention), which the caller
@@ -1239,7 +1239,7 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
 std::string Lowerer::lower_return(Inst inst, const InstructionData& d) {
     auto vals = dfg_.inst_variable_args(inst);
     const Signature& sig = f_.signature;
-    std::vector<Operand> ops;
+    std::vector<Operand>& ops = operand_list();
     unsigned ri = 0, rf = 0;
     int32_t area = 0;
     for (size_t k = 0; k < vals.size(); ++k) {
