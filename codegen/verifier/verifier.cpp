@@ -11,16 +11,18 @@
 // followed, and checks that depend on something already found broken are
 // skipped instead of reporting the same fault again.
 //
-// Order of work: declarations; aliases resolved once for all values (cycles
-// found there); CFG and dominator tree; then each block in layout order and
-// each of its instructions. Uses in unreachable blocks are checked for
-// definedness but not for dominance, as in Cranelift.
+// Order of work: declarations; CFG and dominator tree (none for a single
+// block); one pass over the values (aliases resolved there, cycles found);
+// then each block in layout order and each of its instructions. Uses in
+// unreachable blocks are checked for definedness but not for dominance, as
+// in Cranelift.
 #include "codegen/verifier/verifier.h"
 
 #include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "codegen/analysis/cfg.h"
 #include "codegen/analysis/dominator_tree.h"
@@ -104,7 +106,7 @@ bool printable(const InstructionData& d) {
 /// Everything the verifier sizes per function; its memory outlives a call.
 struct VerifierContext::Tables {
     /// By value (not resolved): what a use needs to know, gathered once per
-    /// value before the blocks are walked (prepare_uses). `block` is 0 when
+    /// value before the blocks are walked (prepare_values). `block` is 0 when
     /// the definition is unsound or the chain is broken: such uses take the
     /// slow path in verify_use, which reports the fault.
     struct UseInfo {
@@ -119,6 +121,7 @@ struct VerifierContext::Tables {
     DominatorTree domtree;
     std::vector<Value> resolved;  // by value: alias target, or reserved for a cycle
     std::vector<UseInfo> uses;
+    std::vector<std::pair<uint32_t, uint32_t>> block_dt;  // by block: dominator-tree (pre, post)
     std::vector<uint8_t> alias_state;
     std::vector<Value> alias_path;
     std::vector<uint8_t> block_seen;
@@ -146,6 +149,7 @@ public:
           domtree_(t.domtree),
           resolved_(t.resolved),
           uses_(t.uses),
+          block_dt_(t.block_dt),
           alias_state_(t.alias_state),
           alias_path_(t.alias_path),
           block_seen_(t.block_seen),
@@ -169,7 +173,7 @@ private:
     void verify_declarations();
     void resolve_aliases();
     void report_alias_cycle(size_t from);
-    void prepare_uses();
+    void prepare_values();
 
     // --- blocks -------------------------------------------------------------------
     void verify_entry_block();
@@ -177,7 +181,8 @@ private:
     void verify_block_params(Block b);
 
     // --- instructions ----------------------------------------------------------------
-    void verify_inst(Inst inst, Block b);
+    // Inlined into verify_block's loop: one frame for the whole instruction.
+    [[gnu::always_inline]] void verify_inst(Inst inst, Block b);
     /// The common case of verify_use, inline: the definition is sound and
     /// dominates the use. Anything else goes to verify_use.
     void check_use(Inst inst, Block b, Value v) {
@@ -196,15 +201,28 @@ private:
         verify_use(inst, b, v);
     }
     void verify_use(Inst inst, Block b, Value v);
-    void verify_results(Inst inst);
-    void verify_typing(Inst inst);
+    [[gnu::always_inline]] void verify_results(Inst inst);
+    void report_results(Inst inst);
+    [[gnu::always_inline]] void verify_typing(Inst inst);
     void verify_branch(Inst inst);
     void verify_call(Inst inst);
     void verify_tail_call(Inst inst, const Signature& callee, const std::string& name);
     void verify_return(Inst inst);
 
     // Typing families (one per Typing class or group of classes).
-    void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed);
+    /// Operands 0..n-1 have the type of operand `ref`, which is in
+    /// `allowed`; the common case inline, report_uniform reports.
+    void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
+        const InstructionData& d = dfg_[inst];
+        const Type t = type_of(d.args[ref]);
+        if (allowed.contains(t)) {
+            bool same = true;
+            for (unsigned i = 0; i < n; ++i) same &= type_of(d.args[i]) == t;
+            if (same) return;
+        }
+        report_uniform(inst, n, ref, allowed);
+    }
+    void report_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed);
     void check_int_const(Inst inst);
     void check_int_carry(Inst inst);
     void check_select(Inst inst);
@@ -229,14 +247,26 @@ private:
     // --- helpers ----------------------------------------------------------------------
     /// The type of `v` after resolving aliases; invalid when `v` is dangling.
     Type type_of(Value v) const { return v.index() < num_values_ ? uses_[v.index()].type : Type(); }
-    Type ctrl_type(Inst inst) const;
+    [[gnu::always_inline]] Type ctrl_type(Inst inst) const;
     std::string name(Inst inst) const { return std::string(opcode_name(dfg_[inst].opcode)); }
     /// Reports operand `i` of `inst` unless its type is unknown or in `allowed`.
-    bool expect_operand(Inst inst, unsigned i, TypeSet allowed);
+    bool expect_operand(Inst inst, unsigned i, TypeSet allowed) {
+        const Type t = type_of(dfg_[inst].args[i]);
+        if (!t.is_valid()) return false;
+        if (allowed.contains(t)) return true;
+        report_operand(inst, i, allowed);
+        return false;
+    }
+    void report_operand(Inst inst, unsigned i, TypeSet allowed);
     /// Reports operand `i` unless it has the type of operand `ref`.
     void expect_same(Inst inst, unsigned i, unsigned ref);
     /// Reports a `.T` outside `allowed`; false when `.T` is missing or bad.
-    bool expect_ctrl(Inst inst, TypeSet allowed);
+    bool expect_ctrl(Inst inst, TypeSet allowed) {
+        if (allowed.contains(dfg_[inst].type)) return true;
+        report_ctrl(inst, allowed);
+        return false;
+    }
+    void report_ctrl(Inst inst, TypeSet allowed);
     std::string describe_def(const ValueDef& def) const;
 
     const Function& func_;
@@ -249,6 +279,7 @@ private:
     DominatorTree& domtree_;
     std::vector<Value>& resolved_;
     std::vector<UseInfo>& uses_;
+    std::vector<std::pair<uint32_t, uint32_t>>& block_dt_;
     std::vector<uint8_t>& alias_state_;
     std::vector<Value>& alias_path_;
     std::vector<uint8_t>& block_seen_;
@@ -287,7 +318,6 @@ bool Verifier::run() {
     const size_t errors_before = errors_.size();
     entry_ = layout_.entry_block();
     verify_declarations();
-    resolve_aliases();
     // One block: it dominates itself and is the only reachable one, no
     // graph to build (most small functions a JIT compiles).
     single_block_ = entry_ && layout_.last_block() == entry_ && dfg_.block_is_valid(*entry_);
@@ -295,7 +325,7 @@ bool Verifier::run() {
         cfg_.compute(func_);
         domtree_.compute(func_, cfg_);
     }
-    prepare_uses();
+    prepare_values();
     verify_entry_block();
     block_seen_.assign(dfg_.num_blocks(), 0);
     inst_seen_.assign(dfg_.num_insts(), 0);
@@ -408,44 +438,67 @@ void Verifier::resolve_aliases() {
     }
 }
 
-// One pass over the values: each resolved definition that verify_use would
-// find sound, with its block and that block's place in the dominator tree.
-// An unreachable defining block gets numbers no reachable use can satisfy.
-void Verifier::prepare_uses() {
+// Before the blocks are walked: each value's type, and for each definition
+// that verify_use would find sound, its block and that block's place in the
+// dominator tree (an unreachable block gets numbers no reachable use can
+// satisfy). Sound definitions are found by walking the layout, so each
+// instruction's result list is read in order rather than looked up per
+// value: a result is sound when the value names this instruction and
+// position back, a parameter likewise. A value the walk does not mark (not
+// laid out, listed by the wrong owner, a malformed layout the walk stops
+// at) keeps block 0 and takes verify_use's full check, which reports it.
+// Aliases (rare: the parser's `vA -> vB` lines, passes that replace a
+// value) are resolved afterwards by resolve_aliases, which reports cycles
+// and dangling targets, and take their target's entry.
+void Verifier::prepare_values() {
+    const uint32_t nb = dfg_.num_blocks();
+    block_dt_.resize(nb);
+    for (uint32_t i = 0; i < nb; ++i) {
+        const Block b(i);
+        block_dt_[i] = reachable(b) ? std::pair{dom_preorder(b), dom_postorder(b)} : std::pair{UINT32_MAX, 0u};
+    }
     num_values_ = dfg_.num_values();
-    uses_.assign(num_values_, UseInfo{});
+    resolved_.resize(num_values_);
+    uses_.resize(num_values_);
+    bool aliases = false;
     for (uint32_t i = 0; i < num_values_; ++i) {
-        if (resolved_[i] != Value(i)) continue;
-        UseInfo& u = uses_[i];
-        u.type = dfg_.value_type(Value(i));
         const ValueDef def = dfg_.value_def(Value(i));
-        std::optional<Block> block;
-        if (def.kind == ValueDef::Kind::Result) {
-            if (!dfg_.inst_is_valid(def.inst())) continue;
-            auto results = dfg_.inst_results(def.inst());
-            if (def.num >= results.size() || results[def.num] != Value(i)) continue;
-            block = layout_.inst_block(def.inst());
-            u.is_result = true;
-            u.def_inst = def.owner;
-        } else if (def.kind == ValueDef::Kind::Param) {
-            if (!dfg_.block_is_valid(def.block())) continue;
-            auto params = dfg_.block_params(def.block());
-            if (def.num >= params.size() || params[def.num] != Value(i)) continue;
-            if (layout_.is_block_inserted(def.block())) block = def.block();
+        aliases |= def.kind == ValueDef::Kind::Alias && def.owner != i;
+        resolved_[i] = Value(i);
+        uses_[i] = UseInfo{dfg_.value_type(Value(i))};
+    }
+    // The walk is bounded by the entity counts: a malformed layout cannot
+    // make it loop (verify_block reports such layouts).
+    uint32_t blocks_left = nb, insts_left = dfg_.num_insts();
+    for (Block b : layout_.blocks()) {
+        if (!dfg_.block_is_valid(b) || blocks_left-- == 0) break;
+        const UseInfo at{Type(), false, b.index() + 1, 0, block_dt_[b.index()].first, block_dt_[b.index()].second};
+        auto params = dfg_.block_params(b);
+        for (uint32_t k = 0; k < params.size(); ++k) {
+            const Value v = params[k];
+            if (!dfg_.value_is_valid(v)) continue;
+            const ValueDef def = dfg_.value_def(v);
+            if (def.kind != ValueDef::Kind::Param || def.owner != b.index() || def.num != k) continue;
+            uses_[v.index()] = UseInfo{dfg_.value_type(v), false, at.block, 0, at.dt_pre, at.dt_post};
         }
-        if (!block) continue;
-        u.block = block->index() + 1;
-        if (reachable(*block)) {
-            u.dt_pre = dom_preorder(*block);
-            u.dt_post = dom_postorder(*block);
-        } else {
-            u.dt_pre = UINT32_MAX;
-            u.dt_post = 0;
+        for (Inst inst : layout_.block_insts(b)) {
+            if (!dfg_.inst_is_valid(inst) || insts_left-- == 0) break;
+            if (layout_.inst_block(inst) != b) continue;
+            auto results = dfg_.inst_results(inst);
+            for (uint32_t k = 0; k < results.size(); ++k) {
+                const Value v = results[k];
+                if (!dfg_.value_is_valid(v)) continue;
+                const ValueDef def = dfg_.value_def(v);
+                if (def.kind != ValueDef::Kind::Result || def.owner != inst.index() || def.num != k) continue;
+                uses_[v.index()] = UseInfo{dfg_.value_type(v), true, at.block, inst.index(), at.dt_pre, at.dt_post};
+            }
         }
     }
+    if (!aliases) return;
+    resolve_aliases();
     for (uint32_t i = 0; i < num_values_; ++i) {
         const Value r = resolved_[i];
-        if (r != Value(i) && r.is_valid()) uses_[i] = uses_[r.index()];
+        if (r != Value(i)) uses_[i] = r.is_valid() ? uses_[r.index()] : UseInfo{};
     }
 }
 
@@ -539,7 +592,7 @@ void Verifier::verify_block_params(Block b) {
 
 // --- instructions --------------------------------------------------------------------------
 
-void Verifier::verify_inst(Inst inst, Block b) {
+inline void Verifier::verify_inst(Inst inst, Block b) {
     dfg_.for_each_inst_value(inst, [&](Value v) { check_use(inst, b, v); });
     verify_results(inst);
     verify_typing(inst);
@@ -615,8 +668,34 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
                          def_block->to_string());
 }
 
-void Verifier::verify_results(Inst inst) {
+inline void Verifier::verify_results(Inst inst) {
     auto results = dfg_.inst_results(inst);
+    // Fast path: a fixed result count, each result listed by this
+    // instruction as its own, of the expected type. The checks below
+    // report nothing then; anything else goes through them.
+    const OpcodeInfo& info = opcode_info(dfg_[inst].opcode);
+    if (info.results != kVarResults) {
+        Type fixed[2];
+        const unsigned n = DataFlowGraph::fixed_result_types(info, ctrl_type(inst), fixed);
+        bool ok = results.size() == n;
+        for (unsigned i = 0; ok && i < n; ++i) {
+            const Value v = results[i];
+            if (!dfg_.value_is_valid(v)) {
+                ok = false;
+                break;
+            }
+            const ValueDef def = dfg_.value_def(v);
+            ok = def.is_result() && def.inst() == inst && def.num == i &&
+                 (!fixed[i].is_valid() || dfg_.value_type(v) == fixed[i]);
+        }
+        if (ok) return;
+    }
+    report_results(inst);
+}
+
+void Verifier::report_results(Inst inst) {
+    auto results = dfg_.inst_results(inst);
+    const OpcodeInfo& info = opcode_info(dfg_[inst].opcode);
     for (uint32_t i = 0; i < results.size(); ++i) {
         Value v = results[i];
         if (!dfg_.value_is_valid(v)) {
@@ -630,7 +709,6 @@ void Verifier::verify_results(Inst inst) {
             return;
         }
     }
-    const OpcodeInfo& info = opcode_info(dfg_[inst].opcode);
     Type fixed[2];
     std::span<const Type> expected;
     if (info.results == kVarResults) {
@@ -656,7 +734,7 @@ void Verifier::verify_results(Inst inst) {
 
 // One case per Typing class of opcodes.def; small per-opcode refinements
 // live in the family functions.
-void Verifier::verify_typing(Inst inst) {
+inline void Verifier::verify_typing(Inst inst) {
     const InstructionData& d = dfg_[inst];
     const OpcodeInfo& info = opcode_info(d.opcode);
     // Where an operand fixes the controlling type, a written `.T` must agree.
@@ -724,15 +802,7 @@ void Verifier::verify_typing(Inst inst) {
 
 // --- typing families ------------------------------------------------------------------------
 
-void Verifier::check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
-    // Fast path: every operand has one allowed type (the common case).
-    const InstructionData& d = dfg_[inst];
-    const Type t = type_of(d.args[ref]);
-    if (allowed.contains(t)) {
-        bool same = true;
-        for (unsigned i = 0; i < n; ++i) same &= type_of(d.args[i]) == t;
-        if (same) return;
-    }
+void Verifier::report_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
     if (!expect_operand(inst, ref, allowed)) return;
     for (unsigned i = 0; i < n; ++i) {
         if (i != ref) expect_same(inst, i, ref);
@@ -986,7 +1056,7 @@ void Verifier::verify_return(Inst inst) {
 
 // As DataFlowGraph::ctrl_typevar, but through aliases (the parser leaves an
 // alias's own type unset) and with the constants' fixed types.
-Type Verifier::ctrl_type(Inst inst) const {
+inline Type Verifier::ctrl_type(Inst inst) const {
     const InstructionData& d = dfg_[inst];
     const OpcodeInfo& info = opcode_info(d.opcode);
     switch (info.ctrl) {
@@ -1005,14 +1075,10 @@ Type Verifier::ctrl_type(Inst inst) const {
     return Type();
 }
 
-bool Verifier::expect_operand(Inst inst, unsigned i, TypeSet allowed) {
+void Verifier::report_operand(Inst inst, unsigned i, TypeSet allowed) {
     const Value v = dfg_[inst].args[i];
-    const Type t = type_of(v);
-    if (!t.is_valid()) return false;
-    if (allowed.contains(t)) return true;
-    inst_error(inst, name(inst) + " operand " + std::to_string(i) + " (" + v.to_string() + ") has type " + str(t) +
-                         ", expected " + allowed.describe());
-    return false;
+    inst_error(inst, name(inst) + " operand " + std::to_string(i) + " (" + v.to_string() + ") has type " +
+                         str(type_of(v)) + ", expected " + allowed.describe());
 }
 
 void Verifier::expect_same(Inst inst, unsigned i, unsigned ref) {
@@ -1024,15 +1090,13 @@ void Verifier::expect_same(Inst inst, unsigned i, unsigned ref) {
                          str(have) + ", expected " + str(want) + " like operand " + std::to_string(ref));
 }
 
-bool Verifier::expect_ctrl(Inst inst, TypeSet allowed) {
+void Verifier::report_ctrl(Inst inst, TypeSet allowed) {
     const Type t = dfg_[inst].type;
     if (!t.is_valid()) {
         inst_error(inst, name(inst) + " requires a type suffix");
-        return false;
+        return;
     }
-    if (allowed.contains(t)) return true;
     inst_error(inst, name(inst) + " type ." + str(t) + " is not allowed, expected " + allowed.describe());
-    return false;
 }
 
 std::string Verifier::describe_def(const ValueDef& def) const {

@@ -862,6 +862,102 @@ TEST_F(VerifierTest, ReportsEveryErrorWithContext) {
     EXPECT_NE(text.find("\nblock1: block1 is empty\n"), std::string::npos) << text;
 }
 
+// The per-value table that answers most uses is filled by walking the
+// layout (each instruction's result list, each block's parameters), and an
+// instruction whose results are all its own and of the expected type skips
+// the result checks. These functions have several blocks (so dominance
+// comes from the dominator tree, not the single-block shortcut) and put the
+// fault where only those shortcuts could miss it; each error must name its
+// instruction and block.
+TEST_F(VerifierTest, FaultsInLaterBlocksNameTheirPlace) {
+    // block0 -> block1 | block2. In block1 an iadd whose result has the
+    // wrong type; block2 uses block1's result and block1's parameter.
+    auto p = begin({I32}, {I32});
+    Block b1 = cur.insert_block();
+    Block b2 = cur.insert_block();
+    Value q = f.dfg.append_block_param(b1, I32);
+    cur.at_bottom(b0);
+    Value args[] = {p[0]};
+    cur.ins().brif(p[0], b1, args, b2, {});
+    cur.at_bottom(b1);
+    Value x = cur.ins().iadd(q, p[0]);
+    f.dfg.set_value_type(x, I64);
+    cur.ins().return_({p[0]});
+    cur.at_bottom(b2);
+    Value y = cur.ins().isub(p[0], q);
+    cur.ins().return_({x});
+    (void)y;
+    ASSERT_FALSE(verify_function(f, errs));
+    ASSERT_EQ(errs.size(), 4u) << format_verifier_errors(errs);
+    EXPECT_EQ(errs[0].message, "result 0 (v2) has type i64, expected i32");
+    EXPECT_EQ(errs[0].context, "inst1 (v2 = iadd v1, v0) in block1");
+    EXPECT_EQ(errs[0].block, b1);
+    EXPECT_EQ(errs[1].message, "v1 used in block2 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[1].context, "inst3 (v3 = isub v0, v1) in block2");
+    EXPECT_EQ(errs[2].message, "v2 used in block2 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[2].context, "inst4 (return v2) in block2");
+    EXPECT_EQ(errs[3].message, "return value 0 (v2) has type i64, expected i32");
+    EXPECT_EQ(errs[3].inst, Inst(4));
+}
+
+TEST_F(VerifierTest, OwnershipFaultsAcrossBlocksNameTheirPlace) {
+    // x is iconst's result in block0, but a second instruction in block1
+    // also lists it (x's definition now names that one); block2, which
+    // block1 does not dominate, uses x. A value defined by an instruction
+    // that was taken out of the layout is used in block1 too.
+    begin({I32}, {I32});
+    Block b1 = cur.insert_block();
+    Block b2 = cur.insert_block();
+    cur.at_bottom(b0);
+    Value x = cur.ins().iconst(I32, 1);
+    Value gone = cur.ins().iconst(I32, 2);
+    cur.ins().brif(x, b1, b2);
+    cur.at_bottom(b1);
+    InstructionData d;
+    d.opcode = Opcode::Iconst;
+    d.type = I32;
+    Inst second = f.dfg.make_inst(d);
+    f.layout.append_inst(second, b1);
+    f.dfg.attach_result(second, x);
+    cur.ins().return_({gone});
+    cur.at_bottom(b2);
+    cur.ins().return_({x});
+    f.layout.remove_inst(inst_of(gone));
+    ASSERT_FALSE(verify_function(f, errs));
+    ASSERT_EQ(errs.size(), 4u) << format_verifier_errors(errs);
+    EXPECT_EQ(errs[0].message, "value v1 defined twice (result 0 of inst0 and result 0 of inst3)");
+    EXPECT_EQ(errs[0].context, "inst0 (v1 = iconst.i32 1) in block0");
+    EXPECT_EQ(errs[1].message, "v1 used in block0 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[1].context, "inst2 (brif v1, block1, block2) in block0");
+    EXPECT_EQ(errs[2].message, "v2 is defined by inst1, which is not in the layout");
+    EXPECT_EQ(errs[2].context, "inst4 (return v2) in block1");
+    EXPECT_EQ(errs[3].message, "v1 used in block2 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[3].block, b2);
+}
+
+TEST_F(VerifierTest, AliasesAcrossBlocksTakeTheirTargetsDefinition) {
+    // a is an alias of block1's result, used in block2 (not dominated by
+    // block1) and in block3 (dominated): one error, naming the alias.
+    auto p = begin({I32}, {I32});
+    Block b1 = cur.insert_block();
+    Block b2 = cur.insert_block();
+    Block b3 = cur.insert_block();
+    cur.at_bottom(b0);
+    cur.ins().brif(p[0], b1, b2);
+    cur.at_bottom(b1);
+    Value x = cur.ins().iadd(p[0], p[0]);
+    Value a = f.dfg.make_value_alias(x, I32);
+    cur.ins().jump(b3, {});
+    cur.at_bottom(b2);
+    cur.ins().return_({a});
+    cur.at_bottom(b3);
+    cur.ins().return_({a});
+    ASSERT_FALSE(verify_function(f, errs));
+    ASSERT_EQ(errs.size(), 1u) << format_verifier_errors(errs);
+    EXPECT_EQ(errs[0].message, "v2 used in block2 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[0].context, "inst3 (return v2) in block2");
+}
+
 TEST_F(VerifierTest, ErrorsAreAppended) {
     begin({});
     cur.ins().iconst(I32, 0);
