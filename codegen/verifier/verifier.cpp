@@ -105,15 +105,15 @@ bool printable(const InstructionData& d) {
 
 /// Everything the verifier sizes per function; its memory outlives a call.
 struct VerifierContext::Tables {
-    /// By value (not resolved): what a use needs to know, gathered once per
-    /// value before the blocks are walked (prepare_values). `block` is 0 when
-    /// the definition is unsound or the chain is broken: such uses take the
-    /// slow path in verify_use, which reports the fault.
+    /// By value (not resolved): what a use needs to know. The type is set
+    /// for every value before the blocks are walked (prepare_values); the
+    /// rest when the walk reaches the value's definition and finds it sound
+    /// (verify_block_params, verify_results). `block` is 0 until then, and
+    /// for aliases: such uses take the slow path in verify_use, which checks
+    /// everything itself and reports the fault, if any.
     struct UseInfo {
-        Type type;              // type of the resolved value; invalid when dangling
-        bool is_result = false;
-        uint32_t block = 0;     // 1 + block of the resolved definition
-        uint32_t def_inst = 0;  // defining instruction, for results
+        Type type;           // type of the resolved value; invalid when dangling
+        uint32_t block = 0;  // 1 + block of the definition, once walked
         uint32_t dt_pre = 0, dt_post = 0;  // of the defining block in the dominator tree
     };
 
@@ -189,11 +189,11 @@ private:
         if (v.index() < num_values_) {
             const UseInfo& u = uses_[v.index()];
             if (u.block != 0 && cur_reachable_) {
-                if (u.block - 1 != b.index()) {
-                    if (u.dt_pre <= cur_dt_pre_ && cur_dt_post_ <= u.dt_post) return;
-                } else if (!u.is_result || (u.def_inst != inst.index() && layout_.inst_before(Inst(u.def_inst), inst))) {
-                    return;
-                }
+                // Defined earlier in this block's walk (an instruction's own
+                // results are marked after its operands are checked), or in
+                // a block that dominates this one.
+                if (u.block - 1 == b.index()) return;
+                if (u.dt_pre <= cur_dt_pre_ && cur_dt_post_ <= u.dt_post) return;
             } else if (u.block != 0) {
                 return;  // an unreachable use: definedness only
             }
@@ -201,6 +201,10 @@ private:
         verify_use(inst, b, v);
     }
     void verify_use(Inst inst, Block b, Value v);
+    /// Marks a sound definition (one the walk has checked) for check_use.
+    void define(Value v) { uses_[v.index()] = UseInfo{uses_[v.index()].type, cur_block_ + 1, cur_def_pre_, cur_def_post_}; }
+    /// Marks every result of `inst` whose definition names it back.
+    void define_sound_results(Inst inst);
     [[gnu::always_inline]] void verify_results(Inst inst);
     void report_results(Inst inst);
     [[gnu::always_inline]] void verify_typing(Inst inst);
@@ -291,6 +295,9 @@ private:
     // The block being verified: its reachability and dominator-tree numbers.
     bool cur_reachable_ = false;
     uint32_t cur_dt_pre_ = 0, cur_dt_post_ = 0;
+    // The same block as a definition's: its index and dominator-tree
+    // numbers, none a reachable use satisfies when it is unreachable.
+    uint32_t cur_block_ = 0, cur_def_pre_ = 0, cur_def_post_ = 0;
 };
 
 // --- reporting -------------------------------------------------------------------------
@@ -438,18 +445,12 @@ void Verifier::resolve_aliases() {
     }
 }
 
-// Before the blocks are walked: each value's type, and for each definition
-// that verify_use would find sound, its block and that block's place in the
-// dominator tree (an unreachable block gets numbers no reachable use can
-// satisfy). Sound definitions are found by walking the layout, so each
-// instruction's result list is read in order rather than looked up per
-// value: a result is sound when the value names this instruction and
-// position back, a parameter likewise. A value the walk does not mark (not
-// laid out, listed by the wrong owner, a malformed layout the walk stops
-// at) keeps block 0 and takes verify_use's full check, which reports it.
-// Aliases (rare: the parser's `vA -> vB` lines, passes that replace a
-// value) are resolved afterwards by resolve_aliases, which reports cycles
-// and dangling targets, and take their target's entry.
+// Before the blocks are walked: each value's type (through aliases), and
+// each block's place in the dominator tree (an unreachable block gets
+// numbers no reachable use can satisfy). Definitions are marked sound as
+// the walk reaches them (UseInfo). Aliases (rare: the parser's `vA -> vB`
+// lines, passes that replace a value) are resolved only when the function
+// has any, by resolve_aliases, which reports cycles and dangling targets.
 void Verifier::prepare_values() {
     const uint32_t nb = dfg_.num_blocks();
     block_dt_.resize(nb);
@@ -467,38 +468,11 @@ void Verifier::prepare_values() {
         resolved_[i] = Value(i);
         uses_[i] = UseInfo{dfg_.value_type(Value(i))};
     }
-    // The walk is bounded by the entity counts: a malformed layout cannot
-    // make it loop (verify_block reports such layouts).
-    uint32_t blocks_left = nb, insts_left = dfg_.num_insts();
-    for (Block b : layout_.blocks()) {
-        if (!dfg_.block_is_valid(b) || blocks_left-- == 0) break;
-        const UseInfo at{Type(), false, b.index() + 1, 0, block_dt_[b.index()].first, block_dt_[b.index()].second};
-        auto params = dfg_.block_params(b);
-        for (uint32_t k = 0; k < params.size(); ++k) {
-            const Value v = params[k];
-            if (!dfg_.value_is_valid(v)) continue;
-            const ValueDef def = dfg_.value_def(v);
-            if (def.kind != ValueDef::Kind::Param || def.owner != b.index() || def.num != k) continue;
-            uses_[v.index()] = UseInfo{dfg_.value_type(v), false, at.block, 0, at.dt_pre, at.dt_post};
-        }
-        for (Inst inst : layout_.block_insts(b)) {
-            if (!dfg_.inst_is_valid(inst) || insts_left-- == 0) break;
-            if (layout_.inst_block(inst) != b) continue;
-            auto results = dfg_.inst_results(inst);
-            for (uint32_t k = 0; k < results.size(); ++k) {
-                const Value v = results[k];
-                if (!dfg_.value_is_valid(v)) continue;
-                const ValueDef def = dfg_.value_def(v);
-                if (def.kind != ValueDef::Kind::Result || def.owner != inst.index() || def.num != k) continue;
-                uses_[v.index()] = UseInfo{dfg_.value_type(v), true, at.block, inst.index(), at.dt_pre, at.dt_post};
-            }
-        }
-    }
     if (!aliases) return;
     resolve_aliases();
     for (uint32_t i = 0; i < num_values_; ++i) {
         const Value r = resolved_[i];
-        if (r != Value(i)) uses_[i] = r.is_valid() ? uses_[r.index()] : UseInfo{};
+        if (r != Value(i)) uses_[i] = UseInfo{r.is_valid() ? uses_[r.index()].type : Type()};
     }
 }
 
@@ -534,10 +508,13 @@ void Verifier::verify_entry_block() {
 }
 
 void Verifier::verify_block(Block b) {
-    verify_block_params(b);
     cur_reachable_ = reachable(b);
     cur_dt_pre_ = cur_reachable_ ? dom_preorder(b) : 0;
     cur_dt_post_ = cur_reachable_ ? dom_postorder(b) : 0;
+    cur_block_ = b.index();
+    cur_def_pre_ = block_dt_[b.index()].first;
+    cur_def_post_ = block_dt_[b.index()].second;
+    verify_block_params(b);
     auto last = layout_.last_inst(b);
     if (!last) {
         block_error(b, b.to_string() + " is empty");
@@ -583,6 +560,7 @@ void Verifier::verify_block_params(Block b) {
                                b.to_string() + " and " + describe_def(def) + ")");
             continue;
         }
+        define(v);
         if (!kAnyScalar.contains(dfg_.value_type(v))) {
             block_error(b, "parameter " + std::to_string(i) + " (" + v.to_string() + ") of " + b.to_string() +
                                " has unsupported type " + str(dfg_.value_type(v)));
@@ -687,10 +665,22 @@ inline void Verifier::verify_results(Inst inst) {
             const ValueDef def = dfg_.value_def(v);
             ok = def.is_result() && def.inst() == inst && def.num == i &&
                  (!fixed[i].is_valid() || dfg_.value_type(v) == fixed[i]);
+            if (ok) define(v);
         }
         if (ok) return;
     }
     report_results(inst);
+    define_sound_results(inst);
+}
+
+void Verifier::define_sound_results(Inst inst) {
+    auto results = dfg_.inst_results(inst);
+    for (uint32_t i = 0; i < results.size(); ++i) {
+        const Value v = results[i];
+        if (!dfg_.value_is_valid(v)) continue;
+        const ValueDef def = dfg_.value_def(v);
+        if (def.is_result() && def.inst() == inst && def.num == i) define(v);
+    }
 }
 
 void Verifier::report_results(Inst inst) {
