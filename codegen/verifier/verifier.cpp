@@ -18,6 +18,7 @@
 // in Cranelift.
 #include "codegen/verifier/verifier.h"
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -92,6 +93,20 @@ std::string TypeSet::describe() const {
         s += names[i];
     }
     return s;
+}
+
+/// InstructionData::num_fixed_args by opcode, built once.
+unsigned fixed_arg_count(Opcode op) {
+    static const std::array<uint8_t, 256> counts = [] {
+        std::array<uint8_t, 256> c{};
+        for (unsigned i = 0; i < kNumOpcodes; ++i) {
+            InstructionData d;
+            d.opcode = static_cast<Opcode>(i);
+            c[i] = static_cast<uint8_t>(d.num_fixed_args());
+        }
+        return c;
+    }();
+    return counts[static_cast<uint8_t>(op)];
 }
 
 /// Whether print_inst can print `d` (it indexes name tables by code).
@@ -216,7 +231,7 @@ private:
     // Typing families (one per Typing class or group of classes).
     /// Operands 0..n-1 have the type of operand `ref`, which is in
     /// `allowed`; the common case inline, report_uniform reports.
-    void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
+    [[gnu::always_inline]] void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
         const InstructionData& d = dfg_[inst];
         const Type t = type_of(d.args[ref]);
         if (allowed.contains(t)) {
@@ -571,7 +586,15 @@ void Verifier::verify_block_params(Block b) {
 // --- instructions --------------------------------------------------------------------------
 
 inline void Verifier::verify_inst(Inst inst, Block b) {
-    dfg_.for_each_inst_value(inst, [&](Value v) { check_use(inst, b, v); });
+    const InstructionData& d = dfg_[inst];
+    if (!is_branch(d.opcode) && d.vargs.empty()) {
+        // DataFlowGraph::for_each_inst_value's walk for an instruction with
+        // fixed operands only, without its calls.
+        const unsigned n = fixed_arg_count(d.opcode);
+        for (unsigned i = 0; i < n; ++i) check_use(inst, b, d.args[i]);
+    } else {
+        dfg_.for_each_inst_value(inst, [&](Value v) { check_use(inst, b, v); });
+    }
     verify_results(inst);
     verify_typing(inst);
     const Opcode op = dfg_[inst].opcode;
@@ -658,7 +681,7 @@ inline void Verifier::verify_results(Inst inst) {
         bool ok = results.size() == n;
         for (unsigned i = 0; ok && i < n; ++i) {
             const Value v = results[i];
-            if (!dfg_.value_is_valid(v)) {
+            if (v.index() >= num_values_) {  // not a value
                 ok = false;
                 break;
             }
