@@ -43,9 +43,32 @@ void BlockOrder::compute_reverse_postorder(const Function& f) {
     std::reverse(rpo_dests_.begin(), rpo_dests_.end());
 }
 
+void BlockOrder::compute_single_block(const Function& f, Block entry) {
+    rpo_.assign(1, entry);
+    rpo_dests_.assign(1, {});
+    has_cycle_ = false;
+    vblock_of_.assign(f.dfg.num_blocks(), kNone);
+    vblock_of_[entry.index()] = 0;
+    vb_ir_.assign(1, entry.index());
+    succ_begin_.assign(2, 0);
+    succs_.clear();
+    arg_begin_.assign(1, 0);
+    args_.clear();
+    loops_.clear();
+    reducible_ = true;
+    layout_.assign(1, 0);
+}
+
 void BlockOrder::compute(const Function& f) {
     const DataFlowGraph& dfg = f.dfg;
     const ValueListPool& pool = dfg.value_lists;
+    // A function whose entry block branches nowhere (it returns, traps or
+    // tail-calls) is that one block: no search, no edges, no loops.
+    const Block entry = *f.layout.entry_block();
+    if (dfg.branch_destinations(*f.layout.last_inst(entry)).empty()) {
+        compute_single_block(f, entry);
+        return;
+    }
     compute_reverse_postorder(f);
     const uint32_t nrpo = static_cast<uint32_t>(rpo_.size());
 

@@ -107,6 +107,7 @@ public:
     const LoopAnalysis* loops() const { return reducible_ ? &loops_ : nullptr; }
 
 private:
+    void compute_single_block(const Function& f, Block entry);
     void compute_reverse_postorder(const Function& f);
     void compute_layout(const Function& f);
     void place_block(Block b);

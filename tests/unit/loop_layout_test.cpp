@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/ir/parser.h"
+#include "codegen/machinst/block_order.h"
 #include "codegen/machinst/isa.h"
 #include "disasm_test_util.h"
 
@@ -197,6 +198,59 @@ block5:
 // ISA object (bigger after smaller and the other way round), must give
 // exactly the code a fresh ISA object gives: nothing of the last function
 // may leak into the next.
+TEST(BlockOrderTest, ASingleBlockFunctionAfterABranchyOneHasOnlyItsBlock) {
+    // A function whose entry returns takes the single-block path of
+    // BlockOrder::compute; the rows of the function computed before it
+    // (edges, edge blocks, arguments, a loop) must all be gone.
+    auto parse = [](const char* text) {
+        Diagnostics errs;
+        auto fs = parse_functions(text, errs);
+        EXPECT_TRUE(errs.empty() && fs.size() == 1);
+        return std::move(fs.at(0));
+    };
+    auto branchy = parse(R"(
+function %b(i64) -> i64 {
+block0(v0: i64):
+    jump block1(v0)
+block1(v1: i64):
+    v2 = iconst.i64 1
+    v3 = isub v1, v2
+    brif v3, block1(v3), block2(v3)
+block2(v4: i64):
+    return v4
+})");
+    auto single = parse(R"(
+function %s(i64, i64) -> i64 {
+block3(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+})");
+    BlockOrder order;
+    order.compute(*branchy);
+    ASSERT_GT(order.num_edges(), 0u);
+    ASSERT_NE(order.loops(), nullptr);
+    ASSERT_EQ(order.loops()->num_loops(), 1u);
+    order.compute(*single);
+    const Block entry = *single->layout.entry_block();
+    ASSERT_EQ(order.rpo().size(), 1u);
+    EXPECT_EQ(order.rpo()[0], entry);
+    EXPECT_EQ(order.num_vblocks(), 1u);
+    EXPECT_EQ(order.ir_block(0), entry.index());
+    EXPECT_EQ(order.vblock_of(entry), 0u);
+    EXPECT_EQ(order.num_edges(), 0u);
+    EXPECT_TRUE(order.succs(0).empty());
+    EXPECT_EQ(order.all_succ_begins().size(), 2u);
+    ASSERT_EQ(order.all_arg_begins().size(), 1u);
+    EXPECT_EQ(order.all_arg_begins()[0], 0u);
+    EXPECT_TRUE(order.all_args().empty());
+    EXPECT_EQ(order.layout(), std::vector<uint32_t>{0});
+    ASSERT_NE(order.loops(), nullptr);
+    EXPECT_EQ(order.loops()->num_loops(), 0u);
+    // And back: the branchy function gets its full order again.
+    order.compute(*branchy);
+    EXPECT_EQ(order.num_vblocks(), 4u);  // block0, block1, its back-edge block, block2
+}
+
 TEST(LoopLayout, ReusedContextsGiveTheCodeOfAFreshCompile) {
     constexpr const char* kDiamond = R"(
 function %diamond(i64, i64) -> i64 {
