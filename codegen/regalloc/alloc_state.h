@@ -98,6 +98,10 @@ struct Context::Impl {
     // Per instruction / block.
     std::vector<uint32_t> inst_block;
     std::vector<uint8_t> block_depth;  // loop depth clamped for weights and split choice
+    // Bit i: instruction i has a Fixed operand or a Reuse def. (Bits, stored
+    // a word at a time: a byte store per instruction may alias anything, and
+    // GCC then reloads the operand walk's state after each.)
+    std::vector<uint64_t> inst_special;
 
     // Per vreg.
     std::vector<uint32_t> def_pos, def_block;

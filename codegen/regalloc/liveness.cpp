@@ -186,6 +186,7 @@ std::string validate_operands(Context::Impl& s) {
                     if (op.aux >= kMaxRegsPerClass) return where() + "fixed register out of range";
                     if (op.fixed_reg() == env.scratch[c]) return where() + "fixed to the scratch register";
                     ++num_fixed;
+                    s.inst_special[i / 64] |= uint64_t{1} << (i % 64);
                 }
                 if (op.kind == OperandKind::Use) {
                     ++raw_uses[op.vreg.index()];
@@ -208,6 +209,7 @@ std::string validate_operands(Context::Impl& s) {
                             twice |= ops[o2].constraint == Constraint::Reuse && ops[o2].aux == op.aux;
                     if (twice) return where() + "two defs reuse one operand";
                     if (op.aux < 64) reused |= uint64_t{1} << op.aux;
+                    s.inst_special[i / 64] |= uint64_t{1} << (i % 64);
                     pos = in.constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
                 }
                 if (i == last && nsucc > 0) return where() + "a branch defines a value";
@@ -255,6 +257,7 @@ std::string build_liveness(Context::Impl& s) {
     const uint32_t nb = f.num_blocks(), ni = f.num_insts(), nv = f.num_vregs;
 
     s.inst_block.resize(ni);
+    s.inst_special.assign((ni + 63) / 64, 0);  // bits set by validate_operands
     s.block_depth.resize(nb);
     for (uint32_t b = 0; b < nb; ++b) s.block_depth[b] = static_cast<uint8_t>(std::min<uint32_t>(f.loop_depth[b], 8));
     if (!(err = validate_operands(s)).empty()) return err;

@@ -26,28 +26,14 @@ auto* find_key(Vec& v, uint64_t key, bool sorted) {
 
 }  // namespace
 
-void ParallelMoves::add(Allocation from, Allocation to, RegClass cls) {
-    assert(from.kind != Allocation::Kind::None && to.kind != Allocation::Kind::None && "move of no location");
-    if (from == to) return;
-    moves_.push_back({from, to, cls, false});
-}
-
 void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& emergency_slot, uint32_t& num_slots,
                             std::vector<Edit>& out) {
     // Both classes form one graph: spill slots are shared between classes, so
     // a float move may read the slot an int move writes.
-    pending_.clear();
-    for (uint32_t i = 0; i < moves_.size(); ++i) pending_.push_back(i);
-    if (pending_.empty()) return;
+    const uint32_t n = static_cast<uint32_t>(moves_.size());  // moves 0..n-1 are pending
+    if (n == 0) return;
     auto scratch_of = [&](RegClass cls) { return Allocation::reg(env.scratch[static_cast<unsigned>(cls)]); };
-    auto emit = [&](Allocation from, Allocation to, RegClass cls) {
-        if (from.is_stack() && to.is_stack()) {
-            out.push_back({point, from, scratch_of(cls), cls});
-            out.push_back({point, scratch_of(cls), to, cls});
-            return;
-        }
-        out.push_back({point, from, to, cls});
-    };
+    auto emit = [&](Allocation from, Allocation to, RegClass cls) { ParallelMoves::emit(env, point, from, to, cls, out); };
 
     if (moves_.size() == 1) {  // nothing to order
         assert(moves_[0].from != scratch_of(moves_[0].cls) && moves_[0].to != scratch_of(moves_[0].cls) &&
@@ -58,8 +44,8 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
     }
     by_dest_.clear();
     readers_.clear();
-    const bool sorted = pending_.size() > kLinear;
-    for (uint32_t m : pending_) {
+    const bool sorted = n > kLinear;
+    for (uint32_t m = 0; m < n; ++m) {
         assert(moves_[m].from != scratch_of(moves_[m].cls) && moves_[m].to != scratch_of(moves_[m].cls) &&
                "the scratch register is no input location");
         by_dest_.push_back({key_of(moves_[m].to), m});
@@ -89,13 +75,13 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
     }
 
     ready_.clear();
-    for (uint32_t m : pending_) {
+    for (uint32_t m = 0; m < n; ++m) {
         auto* r = find_key(readers_, key_of(moves_[m].to), sorted);
         if (!r || r->second == 0) ready_.push_back(m);
     }
 
-    size_t remaining = pending_.size();
-    size_t scan = 0;  // pending_[..scan) are all done
+    size_t remaining = n;
+    uint32_t scan = 0;  // moves_[..scan) are all done
     for (;;) {
         while (!ready_.empty()) {
             uint32_t m = ready_.back();
@@ -112,18 +98,18 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
         if (remaining == 0) break;
 
         // Only cycles remain: save one destination, redirect its readers.
-        while (moves_[pending_[scan]].done) ++scan;
-        const uint32_t m = pending_[scan];
+        while (moves_[scan].done) ++scan;
+        const uint32_t m = scan;
         const Allocation saved = moves_[m].to;
         RegClass cls = moves_[m].cls;  // the class of the value in `saved`: that of its readers
         bool stack_to_stack = false;
-        for (size_t i = scan; i < pending_.size(); ++i) {
-            const Move& mv = moves_[pending_[i]];
+        for (uint32_t i = scan; i < n; ++i) {
+            const Move& mv = moves_[i];
             if (mv.done) continue;
             if (mv.from == saved) cls = mv.cls;
         }
-        for (size_t i = scan; i < pending_.size(); ++i) {
-            const Move& mv = moves_[pending_[i]];
+        for (uint32_t i = scan; i < n; ++i) {
+            const Move& mv = moves_[i];
             if (!mv.done && mv.cls == cls && mv.from.is_stack() && mv.to.is_stack()) stack_to_stack = true;
         }
         const Allocation scratch = scratch_of(cls);
@@ -140,8 +126,8 @@ void ParallelMoves::resolve(const MachineEnv& env, ProgPoint point, uint32_t& em
         } else {
             out.push_back({point, saved, temp, cls});
         }
-        for (size_t i = scan; i < pending_.size(); ++i) {
-            Move& mv = moves_[pending_[i]];
+        for (uint32_t i = scan; i < n; ++i) {
+            Move& mv = moves_[i];
             if (!mv.done && mv.from == saved) mv.from = temp;
         }
         find_key(readers_, key_of(saved), sorted)->second = 0;

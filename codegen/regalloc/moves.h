@@ -19,6 +19,7 @@
 // spill slots.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -34,13 +35,31 @@ public:
     bool empty() const { return moves_.empty(); }
     /// Adds `from -> to`. Destinations must be distinct; a move onto itself
     /// is dropped.
-    void add(Allocation from, Allocation to, RegClass cls);
+    void add(Allocation from, Allocation to, RegClass cls) {
+        assert(from.kind != Allocation::Kind::None && to.kind != Allocation::Kind::None && "move of no location");
+        if (from == to) return;
+        moves_.push_back({from, to, cls, false});
+    }
 
     /// Appends the sequential edits at `point` to `out`. `emergency_slot` is
     /// the extra slot (kNoSlot until one is needed, then taken from
     /// `num_slots`). Leaves the set empty.
     void resolve(const MachineEnv& env, ProgPoint point, uint32_t& emergency_slot, uint32_t& num_slots,
                  std::vector<Edit>& out);
+
+    /// Appends the edits of one move `from -> to` (through the class's
+    /// scratch register when both are spill slots): what resolve() does
+    /// with each move it has ordered, and with a set of one move.
+    static void emit(const MachineEnv& env, ProgPoint point, Allocation from, Allocation to, RegClass cls,
+                     std::vector<Edit>& out) {
+        if (from.is_stack() && to.is_stack()) {
+            const Allocation scratch = Allocation::reg(env.scratch[static_cast<unsigned>(cls)]);
+            out.push_back({point, from, scratch, cls});
+            out.push_back({point, scratch, to, cls});
+            return;
+        }
+        out.push_back({point, from, to, cls});
+    }
 
 private:
     struct Move {
@@ -49,7 +68,6 @@ private:
         bool done;
     };
     std::vector<Move> moves_;
-    std::vector<uint32_t> pending_;  // indices into moves_ of one class
     std::vector<uint32_t> ready_;
     std::vector<std::pair<uint64_t, uint32_t>> by_dest_;  // (location key, move index)
     std::vector<std::pair<uint64_t, uint32_t>> readers_;  // (location key, pending readers)

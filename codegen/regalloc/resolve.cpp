@@ -117,21 +117,25 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
     uint32_t* reuse_stamp = s_.reuse_stamp;
     uint32_t* reuse_of = s_.reuse_of;
     uint32_t* cursor = s_.op_piece.data();  // operands come in instruction order
+    const uint64_t* special_bits = s_.inst_special.data();
     for (uint32_t i = 0; i < f_.num_insts(); ++i) {
         const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
-        if (++s_.reuse_gen == 0) {  // wrapped: old stamps could match again
-            std::fill(reuse_stamp, reuse_stamp + 256, 0);
-            s_.reuse_gen = 1;
-        }
-        const uint32_t gen = s_.reuse_gen;
-        bool special = false;  // Fixed or Reuse operands: copies around the instruction
-        for (uint32_t o = ob; o < oe; ++o) {
-            const Operand& op = ops[o];
-            if (op.constraint == Constraint::Fixed) special = true;
-            if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse) {
-                special = true;
-                reuse_stamp[op.aux] = gen;
-                reuse_of[op.aux] = o;
+        // Fixed or Reuse operands (liveness marked the instruction): copies
+        // around the instruction, and a table of the reused inputs.
+        const bool special = (special_bits[i / 64] >> (i % 64)) & 1;
+        uint32_t gen = 0;
+        if (special) {
+            if (++s_.reuse_gen == 0) {  // wrapped: old stamps could match again
+                std::fill(reuse_stamp, reuse_stamp + 256, 0);
+                s_.reuse_gen = 1;
+            }
+            gen = s_.reuse_gen;
+            for (uint32_t o = ob; o < oe; ++o) {
+                const Operand& op = ops[o];
+                if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse) {
+                    reuse_stamp[op.aux] = gen;
+                    reuse_of[op.aux] = o;
+                }
             }
         }
         auto reuse_def_of = [&](uint32_t o) -> int {
@@ -290,12 +294,19 @@ void Resolver::run(Output& out) {
     out.edits.clear();
     for (size_t k = 0; k < order.size();) {
         const uint32_t key = static_cast<uint32_t>(order[k] >> 32);
+        ProgPoint point;
+        point.bits = key / kPhases;
+        if (k + 1 == order.size() || order[k + 1] >> 32 != key) {
+            // One move at this point (the usual case): nothing to order.
+            const auto& m = moves[static_cast<uint32_t>(order[k++])];
+            assert(m.from != m.to && "moves onto themselves are not added");
+            ParallelMoves::emit(*s_.env, point, m.from, m.to, m.cls, out.edits);
+            continue;
+        }
         for (; k < order.size() && order[k] >> 32 == key; ++k) {
             const auto& m = moves[static_cast<uint32_t>(order[k])];
             s_.pmoves.add(m.from, m.to, m.cls);
         }
-        ProgPoint point;
-        point.bits = key / kPhases;
         s_.pmoves.resolve(*s_.env, point, s_.emergency_slot, num_slots, out.edits);
     }
     out.num_spill_slots = num_slots;

@@ -236,6 +236,41 @@ TEST_P(RegallocConstraints, FixedLateUse) {
     EXPECT_NE(alloc_of(f, out, 2, 2), Allocation::reg(PReg(1, RegClass::Int)));
 }
 
+// Liveness marks the instructions with Fixed or Reuse operands in a bit
+// set; the resolver adds their copies only there. Fixed uses of one value
+// in four registers, on both sides of the 64-instruction word boundaries,
+// each need a copy (the linear scan's resolver; the test runs with both).
+TEST_P(RegallocConstraints, FixedUsesAcrossBitSetWords) {
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg x = fb.int_vreg();
+    fb.inst(b, {Operand::def(x)});
+    const std::pair<uint32_t, PReg> fixed[] = {{63, kRcx}, {64, kRdx}, {127, kRsi}, {128, kRdi}};
+    for (uint32_t i = 1; i < 140; ++i) {
+        PReg r;
+        for (auto [at, reg] : fixed)
+            if (at == i) r = reg;
+        if (r != PReg()) {
+            fb.inst(b, {Operand::use_fixed(x, r)});
+            continue;
+        }
+        const VReg t = fb.int_vreg();
+        fb.inst(b, {Operand::use(x), Operand::def(t)});
+    }
+    fb.ret(b, {});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, testing::x64_env());
+    size_t copies = 0;
+    for (auto [at, reg] : fixed) {
+        EXPECT_EQ(alloc_of(f, out, at, 0), Allocation::reg(reg));
+        copies += edits_at(out, ProgPoint::before(at));
+    }
+    // The linear scan copies at Before(i); x lives in at most one of the four.
+    if (g_algorithm == Algorithm::LinearScan) {
+        EXPECT_GE(copies, 3u) << testing::dump(f, &out);
+    }
+}
+
 TEST_P(RegallocCalls, ValuesAcrossACallLiveInCalleeSavedRegisters) {
     const MachineEnv env = testing::x64_env();
     FunctionBuilder fb;
