@@ -308,6 +308,11 @@ std::string build_liveness(Context::Impl& s) {
     std::vector<uint32_t>& fill = s.work;
     fill.assign(s.use_begin.begin(), s.use_begin.end() - 1);
     uint32_t* fillp = fill.data();
+    // Uses are added in layout order, so a vreg's positions only go back
+    // within one instruction (a Fixed or reused use, at Before(i), after an
+    // Early one of the same vreg): append_use when the position is not below
+    // any added before, add_use (sorted insertion, stable) otherwise.
+    auto append_use = [&](uint32_t v, UsePos u) { uses[fillp[v]++] = u; };
     auto add_use = [&](uint32_t v, UsePos u) {
         uint32_t k = fillp[v]++;
         while (k > use_begin[v] && uses[k - 1].pos > u.pos) {
@@ -335,7 +340,7 @@ std::string build_liveness(Context::Impl& s) {
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k)
             if (param_live(f.params[k]))
-                add_use(f.params[k].index(), {s.block_start(b), s.block_start(b) + 1, 0, kNoHint, kUseDef});
+                append_use(f.params[k].index(), {s.block_start(b), s.block_start(b) + 1, 0, kNoHint, kUseDef});
         const uint32_t last = f.block_insts_begin[b + 1] - 1;
         for (uint32_t i = f.block_insts_begin[b]; i <= last; ++i) {
             const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
@@ -343,6 +348,7 @@ std::string build_liveness(Context::Impl& s) {
             uint64_t reused_mask = 0;
             bool wide = oe - ob > 64;
             PRegSet fixed_defs;
+            uint32_t inst_max = 0;  // highest use position added for this instruction
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& op = ops[o];
                 if (op.kind != OperandKind::Def) continue;
@@ -397,7 +403,12 @@ std::string build_liveness(Context::Impl& s) {
                     const uint32_t p = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
                     u = {p, pos_late(i) + 1, must, kNoHint, kUseDef};
                 }
-                add_use(op.vreg.index(), u);
+                if (u.pos >= inst_max) {
+                    inst_max = u.pos;
+                    append_use(op.vreg.index(), u);
+                } else {
+                    add_use(op.vreg.index(), u);
+                }
             }
             if ((f.flags[i] & inst_flags::kMove) && oe - ob == 2 && ops[ob].kind == OperandKind::Use &&
                 ops[ob + 1].kind == OperandKind::Def) {
@@ -421,7 +432,7 @@ std::string build_liveness(Context::Impl& s) {
                 const VReg a = f.branch_args[f.branch_args_begin[e] + k];
                 uses_ok &= use_ok(a);
                 if (param_live(f.params[f.params_begin[t] + k]))
-                    add_use(a.index(), {pos_after(last), s.block_end(b), 0, kNoHint, kUseEdge});
+                    append_use(a.index(), {pos_after(last), s.block_end(b), 0, kNoHint, kUseEdge});
             }
         }
     }

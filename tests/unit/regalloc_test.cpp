@@ -10,6 +10,7 @@
 // allocator's own choices.
 #include <gtest/gtest.h>
 
+#include "codegen/regalloc/alloc_state.h"
 #include "codegen/regalloc/regalloc.h"
 #include "codegen/regalloc/testing/dump.h"
 #include "codegen/regalloc/testing/function_builder.h"
@@ -638,6 +639,40 @@ TEST_P(RegallocSinglePass, EvictedValueIsStoredOnceAndReloaded) {
     for (const Edit& e : out.edits) stores_of_x += e.point == ProgPoint::after(0) && e.to.is_stack();
     EXPECT_EQ(stores_of_x, 1u) << testing::dump(f, &out);
     EXPECT_GE(out.num_spill_slots, 1u);
+}
+
+// Liveness appends use positions in layout order and inserts only when a
+// vreg's position goes back within one instruction (a Fixed or reused use at
+// Before(i) after an Early or Late use of the same vreg). Every vreg's
+// positions must come out sorted: the scan searches them by bisection.
+TEST(RegallocLiveness, UsePositionsAreSortedPerVreg) {
+    auto expect_sorted = [](const Function& f, const MachineEnv& env, const std::string& what) {
+        Context ctx;
+        Output out;
+        ASSERT_EQ(allocate(f, env, out, ctx), "") << what;
+        const Context::Impl& s = *ctx.impl;
+        for (uint32_t v = 0; v < f.num_vregs; ++v)
+            for (uint32_t k = s.use_begin[v] + 1; k < s.use_begin[v + 1]; ++k)
+                ASSERT_LE(s.uses[k - 1].pos, s.uses[k].pos) << what << ": v" << v << "\n" << testing::dump(f);
+    };
+    {  // x read Early, then at Before(i) by a Fixed use and a reused input
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg(), y = fb.int_vreg(), z = fb.int_vreg(), w = fb.int_vreg();
+        fb.inst(b, {Operand::def(x)});
+        fb.inst(b, {Operand::def(y)});
+        fb.inst(b, {Operand::use_late(y), Operand::use(x), Operand::use_fixed(x, kRcx), Operand::def(z)});
+        fb.inst(b, {Operand::use_any(y), Operand::use(z), Operand::use(z), Operand::def_reuse(w, 2)});
+        fb.ret(b, {Operand::use_fixed(w, kRax)});
+        expect_sorted(fb.finish(), testing::x64_env(), "hand-built");
+    }
+    const MachineEnv env = testing::x64_env();
+    for (uint64_t seed = 0; seed < 200; ++seed) {
+        testing::RandomSource meta(500 + seed);
+        const testing::GenOptions opt = testing::varied_options(meta);
+        testing::RandomSource rng(seed);
+        expect_sorted(testing::random_function(rng, env, opt), env, "seed " + std::to_string(seed));
+    }
 }
 
 // --- Errors ------------------------------------------------------------------
