@@ -47,28 +47,39 @@ constexpr uint32_t kPhases = 8;
 uint32_t point_key(ProgPoint p, uint32_t phase) { return p.bits * kPhases + phase; }
 uint32_t inst_of_key(uint32_t key) { return key / kPhases / 2; }
 
+// A vreg's location at a position, found from the piece that held its
+// previous look-up (forward along the piece list, or from the first piece
+// when the position lies before that piece): look-ups in position order walk
+// each piece list once. The arrays are held here, in locals of the walks:
+// reached through the resolver's members, GCC reloads them after every
+// store of an operand allocation (its byte-sized kind may alias anything).
+struct PieceCursor {
+    const Interval* iv;
+    const uint32_t* first;  // per vreg: its first piece
+    uint32_t* cursor;       // per vreg: the piece of its last look-up
+
+    Allocation at(uint32_t v, uint32_t pos) {
+        uint32_t p = cursor[v];
+        if (iv[p].start > pos) p = first[v];
+        for (uint32_t n = iv[p].next; n != kNone && iv[n].start <= pos; n = iv[n].next) p = n;
+        cursor[v] = p;
+        return iv[p].loc;
+    }
+};
+
 class Resolver {
 public:
     explicit Resolver(Context::Impl& s) : s_(s), f_(*s.func) {}
     void run(Output& out);
 
 private:
-    /// v's location at `pos`, found from the piece that held v's previous
-    /// look-up through `cursor` (forward along the piece list, or from the
-    /// first piece when `pos` lies before that piece): a sequence of
-    /// look-ups in position order walks each piece list once.
-    Allocation loc_at(uint32_t* cursor, uint32_t v, uint32_t pos) const {
-        const Interval* iv = s_.intervals.data();
-        uint32_t p = cursor[v];
-        if (iv[p].start > pos) p = s_.first_interval[v];
-        for (uint32_t n = iv[p].next; n != kNone && iv[n].start <= pos; n = iv[n].next) p = n;
-        cursor[v] = p;
-        return iv[p].loc;
+    PieceCursor cursor(std::vector<uint32_t>& pieces) const {
+        return {s_.intervals.data(), s_.first_interval.data(), pieces.data()};
     }
     /// Where a move reads v at `pos`: its location, or its definition
     /// again when v is rematerializable and spilled there.
-    Allocation source_at(uint32_t* cursor, uint32_t v, uint32_t pos) const {
-        const Allocation a = loc_at(cursor, v, pos);
+    Allocation source_at(PieceCursor& c, uint32_t v, uint32_t pos) const {
+        const Allocation a = c.at(v, pos);
         return a.is_stack() && remat_[v] != kNone ? Allocation::remat(remat_[v]) : a;
     }
     void add(uint32_t key, Allocation from, Allocation to, RegClass cls) {
@@ -85,7 +96,6 @@ private:
         s_.split_moves.push_back({key, from, to, cls, store ? v : kNone});
     }
     void stores_at_definitions();
-    Allocation def_alloc(uint32_t i, uint32_t o) const;
     void operand_allocs_and_fixups(Output& out);
     void split_moves();
     void edge_moves();
@@ -97,16 +107,6 @@ private:
     const std::vector<uint32_t>& remat_ = s_.remat_inst;
 };
 
-Allocation Resolver::def_alloc(uint32_t i, uint32_t o) const {
-    const Operand& op = f_.operands[o];
-    if (op.constraint == Constraint::Fixed) return Allocation::reg(op.fixed_reg());
-    if (op.constraint == Constraint::Reuse) {
-        const Operand& in = f_.operands[f_.operands_begin[i] + op.aux];
-        if (in.constraint == Constraint::Fixed) return Allocation::reg(in.fixed_reg());
-    }
-    return loc_at(s_.op_piece.data(), op.vreg.index(), s_.def_pos[op.vreg.index()]);
-}
-
 // Operand allocations, and the copies around instructions: into the
 // registers of Fixed uses and reused inputs (Before(i)) and out of those of
 // Fixed defs (After(i)).
@@ -116,10 +116,13 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
     const Operand* ops = f_.operands.data();
     uint32_t* reuse_stamp = s_.reuse_stamp;
     uint32_t* reuse_of = s_.reuse_of;
-    uint32_t* cursor = s_.op_piece.data();  // operands come in instruction order
+    PieceCursor pc = cursor(s_.op_piece);  // operands come in instruction order
     const uint64_t* special_bits = s_.inst_special.data();
-    for (uint32_t i = 0; i < f_.num_insts(); ++i) {
-        const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
+    const uint32_t* ob_of = f_.operands_begin.data();
+    const uint32_t* def_pos = s_.def_pos.data();
+    const uint32_t ni = f_.num_insts();
+    for (uint32_t i = 0; i < ni; ++i) {
+        const uint32_t ob = ob_of[i], oe = ob_of[i + 1];
         // Fixed or Reuse operands (liveness marked the instruction): copies
         // around the instruction, and a table of the reused inputs.
         const bool special = (special_bits[i / 64] >> (i % 64)) & 1;
@@ -144,7 +147,15 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
         for (uint32_t o = ob; o < oe; ++o) {
             const Operand& op = ops[o];
             if (op.kind == OperandKind::Def) {
-                allocs[o] = def_alloc(i, o);
+                // A Fixed def, or a Reuse of a Fixed use: that register.
+                Allocation a;
+                if (op.constraint == Constraint::Fixed)
+                    a = Allocation::reg(op.fixed_reg());
+                else if (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed)
+                    a = Allocation::reg(ops[ob + op.aux].fixed_reg());
+                else
+                    a = pc.at(op.vreg.index(), def_pos[op.vreg.index()]);
+                allocs[o] = a;
                 continue;
             }
             if (op.constraint == Constraint::Fixed) {
@@ -152,7 +163,7 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
                 continue;
             }
             if (special && reuse_def_of(o) >= 0) continue;  // the def's allocation, set below
-            allocs[o] = loc_at(cursor, op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
+            allocs[o] = pc.at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
         }
         if (!special) continue;
         const uint32_t before = point_key(ProgPoint::before(i), kPhaseFixup);
@@ -171,7 +182,7 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
                     to = allocs[d];
                     allocs[o] = to;
                 }
-                const Allocation from = source_at(cursor, v, pos_before(i));
+                const Allocation from = source_at(pc, v, pos_before(i));
                 bool dup = false;  // the same vreg named twice with one register
                 for (size_t k = group; k < s_.split_moves.size(); ++k)
                     dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
@@ -181,7 +192,7 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
             const bool fixed = op.constraint == Constraint::Fixed ||
                                (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed);
             if (!fixed || s_.raw_uses[v] == 0) continue;
-            add(after, allocs[o], loc_at(cursor, v, s_.def_pos[v]), op.vreg.cls());
+            add(after, allocs[o], pc.at(v, def_pos[v]), op.vreg.cls());
         }
     }
 }
@@ -203,8 +214,8 @@ void Resolver::split_moves() {
 void Resolver::edge_moves() {
     // Sources are looked up in block order; targets (block starts, back
     // edges included) through the operands' cursors.
-    uint32_t* from_cursor = s_.edge_piece.data();
-    uint32_t* to_cursor = s_.op_piece.data();
+    PieceCursor from_cursor = cursor(s_.edge_piece);
+    PieceCursor to_cursor = cursor(s_.op_piece);
     for (uint32_t q = 0; q < f_.num_blocks(); ++q) {
         const uint32_t nsucc = f_.succs_begin[q + 1] - f_.succs_begin[q];
         const uint32_t term = f_.block_insts_begin[q + 1] - 1;
@@ -217,14 +228,14 @@ void Resolver::edge_moves() {
             const uint32_t to_pos = s_.block_start(t);
             for (uint32_t k = s_.livein_begin[t]; k < s_.livein_begin[t + 1]; ++k) {
                 const uint32_t v = s_.livein[k];
-                add_own(key, v, loc_at(from_cursor, v, from_pos), loc_at(to_cursor, v, to_pos),
+                add_own(key, v, from_cursor.at(v, from_pos), to_cursor.at(v, to_pos),
                         s_.intervals[s_.first_interval[v]].cls);
             }
             for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
                 const VReg p = f_.params[f_.params_begin[t] + k];
                 if (s_.first_interval[p.index()] == kNone) continue;  // dead parameter
                 const VReg a = f_.branch_args[f_.branch_args_begin[e] + k];
-                add(key, source_at(from_cursor, a.index(), from_pos), loc_at(to_cursor, p.index(), to_pos), p.cls());
+                add(key, source_at(from_cursor, a.index(), from_pos), to_cursor.at(p.index(), to_pos), p.cls());
             }
         }
     }
