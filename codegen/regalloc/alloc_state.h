@@ -91,6 +91,27 @@ struct Interval {
     Allocation loc;
 };
 
+/// The machine environment of an allocator's last call, already checked
+/// (check_machine_env) and with the allocator's tables built from it: a call
+/// with the same environment (the usual case) skips both.
+struct CheckedEnv {
+    bool valid = false;
+    std::vector<PReg> regs[kNumRegClasses];
+    PReg scratch[kNumRegClasses];
+
+    bool same_as(const MachineEnv& env) const {
+        return valid && env.scratch[0] == scratch[0] && env.scratch[1] == scratch[1] &&
+               env.allocatable[0] == regs[0] && env.allocatable[1] == regs[1];
+    }
+    void remember(const MachineEnv& env) {
+        for (unsigned c = 0; c < kNumRegClasses; ++c) {
+            regs[c] = env.allocatable[c];
+            scratch[c] = env.scratch[c];
+        }
+        valid = true;
+    }
+};
+
 struct Context::Impl {
     const Function* func = nullptr;
     const MachineEnv* env = nullptr;
@@ -124,10 +145,7 @@ struct Context::Impl {
     PRegSet fixed_used;  // registers whose `fixed` list is not empty
     PRegSet allocatable;
     std::vector<unsigned> scan_regs[kNumRegClasses];  // allocatable registers per class, in preference order
-    // The environment of the last call, validated (a new one is checked again).
-    bool env_checked = false;
-    std::vector<PReg> env_regs[kNumRegClasses];
-    PReg env_scratch[kNumRegClasses];
+    CheckedEnv checked_env;  // the environment of the last call
 
     std::vector<Interval> intervals;
 

@@ -35,11 +35,8 @@ const char* csr_error(const std::vector<uint32_t>& begin, size_t n, size_t total
 }
 
 std::string validate_env(const MachineEnv& env, Context::Impl& s) {
-    // The same environment as last time (the usual case): already checked.
-    if (s.env_checked && env.scratch[0] == s.env_scratch[0] && env.scratch[1] == s.env_scratch[1] &&
-        env.allocatable[0] == s.env_regs[0] && env.allocatable[1] == s.env_regs[1])
-        return {};
-    s.env_checked = false;
+    if (s.checked_env.same_as(env)) return {};
+    s.checked_env.valid = false;
     std::string err = check_machine_env(env);
     if (!err.empty()) return err;
     s.allocatable = PRegSet();
@@ -49,10 +46,8 @@ std::string validate_env(const MachineEnv& env, Context::Impl& s) {
             s.allocatable.add(r);
             s.scan_regs[c].push_back(r.index());
         }
-        s.env_regs[c] = env.allocatable[c];
-        s.env_scratch[c] = env.scratch[c];
     }
-    s.env_checked = true;
+    s.checked_env.remember(env);
     return {};
 }
 

@@ -97,9 +97,7 @@ using namespace single_pass;
 
 struct Context::SinglePass {
     // The environment of the last call, validated, with preference ranks.
-    bool env_ok = false;
-    std::vector<PReg> env_regs[kNumRegClasses];
-    PReg env_scratch[kNumRegClasses];
+    CheckedEnv checked_env;  // the environment of the last call
     uint8_t rank_of[kNumRegClasses][kMaxRegsPerClass];
     uint8_t hw_of[kNumRegClasses][kMaxRegsPerClass];
     uint64_t all[kNumRegClasses] = {};
@@ -207,10 +205,8 @@ private:
 };
 
 std::string Allocator::setup_env() {
-    if (s_.env_ok && env_.scratch[0] == s_.env_scratch[0] && env_.scratch[1] == s_.env_scratch[1] &&
-        env_.allocatable[0] == s_.env_regs[0] && env_.allocatable[1] == s_.env_regs[1])
-        return {};
-    s_.env_ok = false;
+    if (s_.checked_env.same_as(env_)) return {};
+    s_.checked_env.valid = false;
     std::string err = check_machine_env(env_);
     if (!err.empty()) return err;
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
@@ -221,10 +217,8 @@ std::string Allocator::setup_env() {
             s_.hw_of[c][k] = regs[k].hw;
         }
         s_.all[c] = regs.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << regs.size()) - 1;
-        s_.env_regs[c] = regs;
-        s_.env_scratch[c] = env_.scratch[c];
     }
-    s_.env_ok = true;
+    s_.checked_env.remember(env_);
     return {};
 }
 
