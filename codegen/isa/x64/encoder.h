@@ -5,7 +5,8 @@
 // instruction at `p` and returns the position after it; an instruction is
 // at most 15 bytes, so the caller reserves 16. The bytes are those asmjit's
 // x86::Assembler produces for the same instruction (tests/unit/
-// x64_encoder_test.cpp compares them form by form, register by register):
+// x64_encoder_test.cpp, through codegen/isa/x64/testing/encoder_check.cpp,
+// compares them form by form, register by register):
 // the emitter uses this for what it covers and asmjit for the rest.
 //
 // Encoding (Intel SDM vol. 2, ch. 2): [66 operand size | F2/F3 mandatory
