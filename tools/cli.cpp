@@ -104,24 +104,35 @@ bool load(const std::string& path, ParseOutcome& out) {
     return out.ok();
 }
 
-/// `--opt-level L` / `--opt-level=L` at args[i] (advancing i past a
-/// separate value). Returns false when args[i] is not the flag; sets
-/// `error` when it is, but its value is missing or unknown.
-bool opt_level_flag(const std::vector<std::string>& args, size_t& i, std::optional<OptLevel>& level,
-                    std::string& error) {
+/// `NAME V` / `NAME=V` at args[i] (advancing i past a separate value).
+/// Returns false when args[i] is not the flag; true with `value` set, or
+/// with `error` set when the value is missing (`choices` lists the valid
+/// ones for the message).
+bool valued_flag(const std::vector<std::string>& args, size_t& i, std::string_view name, std::string_view choices,
+                 std::string& value, std::string& error) {
     const std::string& a = args[i];
-    std::string value;
-    if (a == "--opt-level") {
+    if (a == name) {
         if (i + 1 >= args.size()) {
-            error = "--opt-level needs a value (none, speed)";
+            error = std::string(name) + " needs a value (" + std::string(choices) + ")";
             return true;
         }
         value = args[++i];
-    } else if (a.rfind("--opt-level=", 0) == 0) {
-        value = a.substr(12);
-    } else {
-        return false;
+        return true;
     }
+    if (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '=') {
+        value = a.substr(name.size() + 1);
+        return true;
+    }
+    return false;
+}
+
+/// `--opt-level L` / `--opt-level=L` at args[i], as valued_flag; an
+/// unknown level sets `error`.
+bool opt_level_flag(const std::vector<std::string>& args, size_t& i, std::optional<OptLevel>& level,
+                    std::string& error) {
+    std::string value;
+    if (!valued_flag(args, i, "--opt-level", "none, speed", value, error)) return false;
+    if (!error.empty()) return true;
     level = parse_opt_level(value);
     if (!level) error = "unknown opt level '" + value + "' (none, speed)";
     return true;
@@ -129,19 +140,9 @@ bool opt_level_flag(const std::vector<std::string>& args, size_t& i, std::option
 
 /// `--regalloc A` / `--regalloc=A` at args[i], as opt_level_flag.
 bool regalloc_flag(const std::vector<std::string>& args, size_t& i, RegallocAlgorithm& algo, std::string& error) {
-    const std::string& a = args[i];
     std::string value;
-    if (a == "--regalloc") {
-        if (i + 1 >= args.size()) {
-            error = "--regalloc needs a value (linear-scan, single-pass)";
-            return true;
-        }
-        value = args[++i];
-    } else if (a.rfind("--regalloc=", 0) == 0) {
-        value = a.substr(11);
-    } else {
-        return false;
-    }
+    if (!valued_flag(args, i, "--regalloc", "linear-scan, single-pass", value, error)) return false;
+    if (!error.empty()) return true;
     if (auto parsed = parse_regalloc(value))
         algo = *parsed;
     else
