@@ -252,6 +252,33 @@ void BM_EndToEndOpt(benchmark::State& state) {
     state.counters["allocs/func"] = double(g_allocations - allocs0) / double(state.iterations());
 }
 
+/// One function redefined and finalized in a module that already holds
+/// arg 0 installed trivial functions (a long-running JIT that compiles
+/// lazily, one finalize per function). Its `time/func` should not grow with
+/// the module: installing one function must not cost work proportional to
+/// all the code installed before it.
+void BM_EndToEndInModule(benchmark::State& state) {
+    const Input& in = input(0);
+    const int64_t n = state.range(0);
+    JITModule jit;
+    std::vector<FuncId> ids;
+    for (int64_t k = 0; k < n; ++k) {
+        ids.push_back(jit.declare_function("f" + std::to_string(k), Linkage::Export, in.func->signature).value());
+        if (jit.define_function(ids.back(), *in.func)) state.SkipWithError("compile failed");
+    }
+    if (jit.finalize_definitions()) state.SkipWithError("install failed");
+    size_t next = 0;
+    for (auto _ : state) {
+        FuncId id = ids[next];
+        next = next + 1 == ids.size() ? 0 : next + 1;
+        if (auto e = jit.define_function(id, *in.func)) state.SkipWithError(e->message.c_str());
+        if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
+        benchmark::DoNotOptimize(jit.get_finalized_function(id));
+    }
+    state.counters["time/func"] = benchmark::Counter(
+        1.0, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 /// The per-function fixed cost when a module installs its functions in
 /// batches: arg 0 trivial functions are (re)defined, then one
 /// finalize_definitions installs them all, so the seal (one mprotect, a
@@ -504,6 +531,7 @@ BENCHMARK(BM_EndToEnd) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndSinglePass) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndOpt) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndBatch)->Arg(1)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EndToEndInModule)->Arg(1)->Arg(64)->Arg(4096)->Arg(16384)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EndToEndKernels)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CopyFunction) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Verify) HERON_SIZES->Unit(benchmark::kMicrosecond);

@@ -103,7 +103,8 @@ struct JITModule::Impl {
     };
     std::vector<Patch> patches;
     std::vector<CodeRegion> regions;
-    std::vector<TrapSite> sites;
+    std::vector<TrapSite> sites;                  // of all pending functions, in order
+    std::vector<TrapRegistry::Update> trap_updates;  // one per pending function
 
     struct Func {
         std::string name;
@@ -161,9 +162,12 @@ struct JITModule::Impl {
     }
 
     ~Impl() {
+        // One registry update for all the module's ranges.
+        std::vector<TrapRegistry::Update> removals;
         for (Func& f : funcs) {
-            if (f.installed) TrapRegistry::global().unregister_range(f.region.code);
+            if (f.installed) removals.push_back({f.region.code, nullptr, 0, {}, {}});
         }
+        if (!removals.empty()) (void)TrapRegistry::global().update(removals);
     }
 };
 
@@ -303,36 +307,42 @@ std::optional<JitError> JITModule::finalize_definitions() {
         undo();
         return e;
     }
-    for (size_t k = 0; k < m.pending.size(); ++k) {
-        const uint32_t i = m.pending[k];
-        Impl::Func& f = m.funcs[i];
-        CompiledCode& code = *f.pending;
-        std::vector<TrapSite>& sites = m.sites;
-        sites.clear();
-        for (const CodeTrapSite& s : code.trap_sites) {
+    // Every new range, and the removal of a redefined function's old one,
+    // in one registry update: on error nothing is installed.
+    std::vector<TrapSite>& sites = m.sites;
+    sites.clear();
+    for (uint32_t i : m.pending) {
+        for (const CodeTrapSite& s : m.funcs[i].pending->trap_sites) {
             TrapSite t;
             t.offset = s.offset;
             t.code = s.code;
             if (s.ir_inst != ~0u) t.inst = Inst(s.ir_inst);
             sites.push_back(t);
         }
-        // A redefinition swaps the old range for the new one in one update.
-        const void* old_code = f.installed ? f.region.code : nullptr;
-        if (auto e = TrapRegistry::global().replace_range(old_code, regions[k].code, code.bytes.size(), f.name,
-                                                          sites)) {
-            // The functions before k are installed (their cells already
-            // point at the new code); the rest stay pending, unplaced.
-            for (size_t r = k; r < regions.size(); ++r) m.memory.release(regions[r]);
-            m.pending.erase(m.pending.begin(), m.pending.begin() + static_cast<ptrdiff_t>(k));
-            return e;
-        }
+    }
+    std::vector<TrapRegistry::Update>& updates = m.trap_updates;
+    updates.clear();
+    size_t first_site = 0;
+    for (size_t k = 0; k < m.pending.size(); ++k) {
+        const Impl::Func& f = m.funcs[m.pending[k]];
+        const size_t n = f.pending->trap_sites.size();
+        updates.push_back({f.installed ? f.region.code : nullptr, regions[k].code, f.pending->bytes.size(), f.name,
+                           std::span<const TrapSite>(sites).subspan(first_site, n)});
+        first_site += n;
+    }
+    if (auto e = TrapRegistry::global().update(updates)) {
+        undo();
+        return e;
+    }
+    for (size_t k = 0; k < m.pending.size(); ++k) {
+        Impl::Func& f = m.funcs[m.pending[k]];
         // Calls go to the new code before the old code's pages are released.
         *f.cell = reinterpret_cast<uint64_t>(regions[k].code);
         if (f.installed) m.memory.release(f.region);
         f.region = regions[k];
         f.installed = true;
         m.recycle_code(std::move(f.code));
-        f.code = std::move(code);
+        f.code = std::move(*f.pending);
         f.pending.reset();
     }
     m.pending.clear();

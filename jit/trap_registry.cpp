@@ -58,85 +58,212 @@ TrapInfo RawTrapInfo::to_trap_info(int signo) const {
 
 TrapRegistry& TrapRegistry::global() { return g_global.registry; }
 
-TrapRegistry::~TrapRegistry() { delete current_.load(); }
+TrapRegistry::~TrapRegistry() {
+    delete current_.load();
+    for (Leaf* leaf : leaves_) {
+        for (uint32_t i = 0; i < leaf->count; ++i) delete leaf->ranges[i];
+        delete leaf;
+    }
+}
 
 std::optional<JitError> TrapRegistry::register_range(const void* start, size_t size,
                                                      std::string_view function,
                                                      std::vector<TrapSite> sites) {
-    std::lock_guard lock(mutex_);
-    return insert_locked(0, start, size, function, sites);
+    if (!start || size == 0)
+        return JitError{"trap range of function '" + std::string(function) + "' is empty"};
+    const Update u{nullptr, start, size, function, sites};
+    return update({&u, 1});
 }
 
 std::optional<JitError> TrapRegistry::replace_range(const void* old_start, const void* start, size_t size,
                                                     std::string_view function, std::span<const TrapSite> sites) {
-    std::lock_guard lock(mutex_);
-    return insert_locked(reinterpret_cast<uintptr_t>(old_start), start, size, function, sites);
-}
-
-std::optional<JitError> TrapRegistry::insert_locked(uintptr_t old_start, const void* start, size_t size,
-                                                    std::string_view function, std::span<const TrapSite> sites) {
     if (!start || size == 0)
         return JitError{"trap range of function '" + std::string(function) + "' is empty"};
-    std::unique_ptr<Range> range = take_spare(spare_ranges_);
-    range->start = reinterpret_cast<uintptr_t>(start);
-    range->end = range->start + size;
-    range->function.assign(function);
-    range->sites.assign(sites.begin(), sites.end());
-    std::vector<TrapSite>& sorted = range->sites;
-    if (!std::is_sorted(sorted.begin(), sorted.end(),
-                        [](const TrapSite& a, const TrapSite& b) { return a.offset < b.offset; })) {
-        std::sort(sorted.begin(), sorted.end(),
-                  [](const TrapSite& a, const TrapSite& b) { return a.offset < b.offset; });
-    }
-    auto refuse = [&](std::string message) {
-        spare_ranges_.push_back(std::move(range));
-        return JitError{std::move(message)};
-    };
-    for (size_t i = 0; i < sorted.size(); ++i) {
-        if (sorted[i].offset >= size)
-            return refuse("trap site at offset " + std::to_string(sorted[i].offset) + " lies outside function '" +
-                          std::string(function) + "'");
-        if (i > 0 && sorted[i].offset == sorted[i - 1].offset)
-            return refuse("two trap sites at offset " + std::to_string(sorted[i].offset) + " in function '" +
-                          std::string(function) + "'");
-    }
-    // The overlap check sees the table without the replaced range.
-    auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), range->start,
-                                [](const auto& r, uintptr_t s) { return r->start < s; });
-    auto kept = [&](const std::unique_ptr<Range>& r) { return old_start == 0 || r->start != old_start; };
-    bool overlaps = pos != ranges_.begin() && (*std::prev(pos))->end > range->start && kept(*std::prev(pos));
-    for (auto it = pos; it != ranges_.end() && (*it)->start < range->end; ++it) overlaps |= kept(*it);
-    if (overlaps)
-        return refuse("code of function '" + std::string(function) + "' overlaps a registered range");
-    if (old_start != 0) retire_range(old_start);
-    pos = std::lower_bound(ranges_.begin(), ranges_.end(), range->start,
-                           [](const auto& r, uintptr_t s) { return r->start < s; });
-    ranges_.insert(pos, std::move(range));
-    publish();
-    return std::nullopt;
+    const Update u{old_start, start, size, function, sites};
+    return update({&u, 1});
 }
 
 bool TrapRegistry::unregister_range(const void* start) {
     std::lock_guard lock(mutex_);
-    if (!retire_range(reinterpret_cast<uintptr_t>(start))) return false;
+    const Range* r = remove(reinterpret_cast<uintptr_t>(start));
+    if (!r) return false;
+    retired_ranges_.emplace_back(const_cast<Range*>(r));  // every range was made non-const here
     publish();
     return true;
 }
 
-bool TrapRegistry::retire_range(uintptr_t start) {
-    auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), start,
-                                [](const auto& r, uintptr_t v) { return r->start < v; });
-    if (pos == ranges_.end() || (*pos)->start != start) return false;
-    retired_ranges_.push_back(std::move(*pos));
-    ranges_.erase(pos);
-    return true;
+std::optional<JitError> TrapRegistry::update(std::span<const Update> updates) {
+    std::lock_guard lock(mutex_);
+    if (auto e = check_locked(updates)) {
+        for (auto& r : staged_) spare_ranges_.push_back(std::move(r));
+        staged_.clear();
+        return e;
+    }
+    apply_locked(updates);
+    return std::nullopt;
+}
+
+std::optional<JitError> TrapRegistry::check_locked(std::span<const Update> updates) {
+    // Stage each new range with its sites sorted, and check the sites.
+    staged_.clear();
+    order_.clear();
+    removed_.clear();
+    for (const Update& u : updates) {
+        if (u.old_start) removed_.push_back(reinterpret_cast<uintptr_t>(u.old_start));
+        if (!u.start && u.size == 0) continue;
+        if (!u.start || u.size == 0)
+            return JitError{"trap range of function '" + std::string(u.function) + "' is empty"};
+        std::unique_ptr<Range> range = take_spare(spare_ranges_);
+        range->start = reinterpret_cast<uintptr_t>(u.start);
+        range->end = range->start + u.size;
+        range->function.assign(u.function);
+        range->sites.assign(u.sites.begin(), u.sites.end());
+        std::vector<TrapSite>& sorted = range->sites;
+        auto by_offset = [](const TrapSite& a, const TrapSite& b) { return a.offset < b.offset; };
+        if (!std::is_sorted(sorted.begin(), sorted.end(), by_offset))
+            std::sort(sorted.begin(), sorted.end(), by_offset);
+        for (size_t i = 0; i < sorted.size(); ++i) {
+            if (sorted[i].offset >= u.size)
+                return JitError{"trap site at offset " + std::to_string(sorted[i].offset) +
+                                " lies outside function '" + std::string(u.function) + "'"};
+            if (i > 0 && sorted[i].offset == sorted[i - 1].offset)
+                return JitError{"two trap sites at offset " + std::to_string(sorted[i].offset) +
+                                " in function '" + std::string(u.function) + "'"};
+        }
+        order_.push_back(static_cast<uint32_t>(staged_.size()));
+        staged_.push_back(std::move(range));
+    }
+    std::sort(removed_.begin(), removed_.end());
+    std::sort(order_.begin(), order_.end(),
+              [&](uint32_t a, uint32_t b) { return staged_[a]->start < staged_[b]->start; });
+    auto overlap = [](const Range& r) {
+        return JitError{"code of function '" + r.function + "' overlaps a registered range"};
+    };
+    // The new ranges among themselves...
+    for (size_t k = 1; k < order_.size(); ++k) {
+        if (staged_[order_[k - 1]]->end > staged_[order_[k]]->start) return overlap(*staged_[order_[k]]);
+    }
+    // ...and against the ranges that stay: the one before each new range,
+    // and those starting inside it.
+    auto stays = [&](const Range* r) { return !std::binary_search(removed_.begin(), removed_.end(), r->start); };
+    for (uint32_t k : order_) {
+        const Range& r = *staged_[k];
+        Pos p = lower_bound(r.start);
+        if (p.leaf > 0 || p.index > 0) {
+            Pos prev = p;
+            if (prev.leaf == leaves_.size() || prev.index == 0) {
+                --prev.leaf;
+                prev.index = leaves_[prev.leaf]->count - 1;
+            } else {
+                --prev.index;
+            }
+            if (at(prev)->end > r.start && stays(at(prev))) return overlap(r);
+        }
+        while (p.leaf < leaves_.size() && at(p)->start < r.end) {
+            if (stays(at(p))) return overlap(r);
+            if (++p.index == leaves_[p.leaf]->count) p = Pos{p.leaf + 1, 0};
+        }
+    }
+    return std::nullopt;
+}
+
+void TrapRegistry::apply_locked(std::span<const Update> updates) {
+    for (const Update& u : updates) {
+        if (!u.old_start) continue;
+        if (const Range* r = remove(reinterpret_cast<uintptr_t>(u.old_start)))
+            retired_ranges_.emplace_back(const_cast<Range*>(r));
+    }
+    for (std::unique_ptr<Range>& r : staged_) insert(r.release());
+    staged_.clear();
+    publish();
+}
+
+TrapRegistry::Pos TrapRegistry::lower_bound(uintptr_t start) const {
+    // The last leaf whose first start is <= start (else the first leaf).
+    auto it = std::upper_bound(leaves_.begin(), leaves_.end(), start,
+                               [](uintptr_t v, const Leaf* l) { return v < l->first(); });
+    size_t leaf = it == leaves_.begin() ? 0 : static_cast<size_t>(it - leaves_.begin()) - 1;
+    if (leaf == leaves_.size()) return Pos{leaf, 0};
+    const Leaf& l = *leaves_[leaf];
+    auto pos = std::lower_bound(l.ranges, l.ranges + l.count, start,
+                                [](const Range* r, uintptr_t v) { return r->start < v; });
+    auto index = static_cast<uint32_t>(pos - l.ranges);
+    return index == l.count ? Pos{leaf + 1, 0} : Pos{leaf, index};
+}
+
+TrapRegistry::Leaf* TrapRegistry::writable(size_t i) {
+    Leaf* leaf = leaves_[i];
+    if (!leaf->published) return leaf;
+    Leaf* copy = take_spare(spare_leaves_).release();
+    copy->count = leaf->count;
+    copy->published = false;
+    std::copy(leaf->ranges, leaf->ranges + leaf->count, copy->ranges);
+    retired_leaves_.emplace_back(leaf);
+    leaves_[i] = copy;
+    return copy;
+}
+
+void TrapRegistry::insert(const Range* range) {
+    ++num_ranges_;
+    if (leaves_.empty()) {
+        Leaf* leaf = take_spare(spare_leaves_).release();
+        leaf->count = 1;
+        leaf->published = false;
+        leaf->ranges[0] = range;
+        leaves_.push_back(leaf);
+        return;
+    }
+    auto it = std::upper_bound(leaves_.begin(), leaves_.end(), range->start,
+                               [](uintptr_t v, const Leaf* l) { return v < l->first(); });
+    size_t i = it == leaves_.begin() ? 0 : static_cast<size_t>(it - leaves_.begin()) - 1;
+    Leaf* leaf = writable(i);
+    uint32_t index = static_cast<uint32_t>(
+        std::lower_bound(leaf->ranges, leaf->ranges + leaf->count, range->start,
+                         [](const Range* r, uintptr_t v) { return r->start < v; }) -
+        leaf->ranges);
+    if (leaf->count == kLeafCapacity) {
+        // Split: the upper half moves to a new leaf after this one.
+        constexpr uint32_t kHalf = kLeafCapacity / 2;
+        Leaf* upper = take_spare(spare_leaves_).release();
+        upper->published = false;
+        upper->count = kLeafCapacity - kHalf;
+        std::copy(leaf->ranges + kHalf, leaf->ranges + kLeafCapacity, upper->ranges);
+        leaf->count = kHalf;
+        leaves_.insert(leaves_.begin() + static_cast<ptrdiff_t>(i) + 1, upper);
+        if (index > kHalf) {
+            leaf = upper;
+            index -= kHalf;
+        }
+    }
+    std::copy_backward(leaf->ranges + index, leaf->ranges + leaf->count, leaf->ranges + leaf->count + 1);
+    leaf->ranges[index] = range;
+    ++leaf->count;
+}
+
+const TrapRegistry::Range* TrapRegistry::remove(uintptr_t start) {
+    Pos p = lower_bound(start);
+    if (p.leaf == leaves_.size() || at(p)->start != start) return nullptr;
+    const Range* range = at(p);
+    Leaf* leaf = writable(p.leaf);
+    std::copy(leaf->ranges + p.index + 1, leaf->ranges + leaf->count, leaf->ranges + p.index);
+    --leaf->count;
+    --num_ranges_;
+    if (leaf->count == 0) {
+        // Never published (a copy made above at the latest): no reader saw it.
+        leaves_.erase(leaves_.begin() + static_cast<ptrdiff_t>(p.leaf));
+        spare_leaves_.emplace_back(leaf);
+    }
+    return range;
 }
 
 void TrapRegistry::publish() {
     std::unique_ptr<Snapshot> next = take_spare(spare_snapshots_);
-    next->ranges.clear();
-    next->ranges.reserve(ranges_.size());
-    for (const auto& r : ranges_) next->ranges.push_back(r.get());
+    next->leaves.clear();
+    next->leaves.reserve(leaves_.size());
+    for (Leaf* leaf : leaves_) {
+        if (!leaf->published) leaf->published = true;
+        next->leaves.push_back({leaf->first(), leaf});
+    }
     // Every snapshot was made here, non-const.
     auto* old = const_cast<Snapshot*>(current_.exchange(next.release()));
     if (old) retired_snapshots_.emplace_back(old);
@@ -145,33 +272,44 @@ void TrapRegistry::publish() {
 
 void TrapRegistry::collect() {
     if (readers_.load() != 0) return;
-    // Enough spares for a replacement (one snapshot, one range) and a few
-    // more; anything beyond is freed.
-    constexpr size_t kSpareSnapshots = 2, kSpareRanges = 8;
-    for (auto& s : retired_snapshots_) {
-        if (spare_snapshots_.size() < kSpareSnapshots) spare_snapshots_.push_back(std::move(s));
-    }
-    for (auto& r : retired_ranges_) {
-        if (spare_ranges_.size() < kSpareRanges) spare_ranges_.push_back(std::move(r));
-    }
-    retired_snapshots_.clear();
-    retired_ranges_.clear();
+    // Enough spares for a replacement and a few more, and for a batch of up
+    // to kSpareRanges redefinitions; anything beyond is freed.
+    constexpr size_t kSpareSnapshots = 2, kSpareLeaves = 8, kSpareRanges = 64;
+    auto keep = [](auto& retired, auto& spares, size_t limit) {
+        for (auto& x : retired) {
+            if (spares.size() < limit) spares.push_back(std::move(x));
+        }
+        retired.clear();
+    };
+    keep(retired_snapshots_, spare_snapshots_, kSpareSnapshots);
+    keep(retired_leaves_, spare_leaves_, kSpareLeaves);
+    keep(retired_ranges_, spare_ranges_, kSpareRanges);
 }
 
 bool TrapRegistry::lookup_raw(uintptr_t pc, RawTrapInfo& out) const noexcept {
     readers_.fetch_add(1);
     bool found = false;
     const Snapshot* snap = current_.load();
-    if (snap && !snap->ranges.empty()) {
-        // The last range starting at or before pc.
-        const Range* const* first = snap->ranges.data();
-        size_t lo = 0, hi = snap->ranges.size();
+    if (snap && !snap->leaves.empty()) {
+        // The last leaf, then the last range in it, starting at or before pc.
+        const Snapshot::Entry* leaves = snap->leaves.data();
+        size_t lo = 0, hi = snap->leaves.size();
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (first[mid]->start <= pc) lo = mid + 1;
+            if (leaves[mid].first <= pc) lo = mid + 1;
             else hi = mid;
         }
-        const Range* r = lo > 0 ? first[lo - 1] : nullptr;
+        const Range* r = nullptr;
+        if (lo > 0) {
+            const Leaf* leaf = leaves[lo - 1].leaf;
+            size_t a = 0, b = leaf->count;
+            while (a < b) {
+                size_t mid = a + (b - a) / 2;
+                if (leaf->ranges[mid]->start <= pc) a = mid + 1;
+                else b = mid;
+            }
+            r = leaf->ranges[a - 1];  // a >= 1: the leaf's first start is <= pc
+        }
         if (r && pc < r->end) {
             found = true;
             out.pc = pc;
@@ -211,21 +349,30 @@ std::optional<TrapInfo> TrapRegistry::lookup(uintptr_t pc) const {
 
 std::optional<std::string> TrapRegistry::function_at(uintptr_t pc) const {
     std::lock_guard lock(mutex_);
-    auto pos = std::upper_bound(ranges_.begin(), ranges_.end(), pc,
-                                [](uintptr_t v, const auto& r) { return v < r->start; });
-    if (pos == ranges_.begin() || pc >= (*std::prev(pos))->end) return std::nullopt;
-    return (*std::prev(pos))->function;
+    const Range* r = range_containing(pc);
+    if (!r) return std::nullopt;
+    return r->function;
+}
+
+const TrapRegistry::Range* TrapRegistry::range_containing(uintptr_t pc) const {
+    // The last range starting at or before pc: the one before the first
+    // starting after it.
+    if (pc == UINTPTR_MAX) return nullptr;
+    Pos p = lower_bound(pc + 1);
+    if (p.leaf == 0 && p.index == 0) return nullptr;
+    const Range* r = p.index > 0 ? leaves_[p.leaf]->ranges[p.index - 1]
+                                 : leaves_[p.leaf - 1]->ranges[leaves_[p.leaf - 1]->count - 1];
+    return pc < r->end ? r : nullptr;
 }
 
 const TrapRegistry::Range* TrapRegistry::find_range(uintptr_t start) const {
-    auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), start,
-                                [](const auto& r, uintptr_t s) { return r->start < s; });
-    return pos != ranges_.end() && (*pos)->start == start ? pos->get() : nullptr;
+    Pos p = lower_bound(start);
+    return p.leaf < leaves_.size() && at(p)->start == start ? at(p) : nullptr;
 }
 
 size_t TrapRegistry::num_ranges() const {
     std::lock_guard lock(mutex_);
-    return ranges_.size();
+    return num_ranges_;
 }
 
 }  // namespace heron

@@ -9,11 +9,19 @@
 // "int_divz in %f at inst12" instead of a dead process (ir-reference.md 17).
 //
 // The signal handler reads this table, so reads take no lock and allocate
-// nothing: readers see an immutable, sorted snapshot through one atomic
-// pointer; writers (serialized by a mutex) build a new snapshot and swap it
-// in. A replaced snapshot, and an unregistered range, is retired and freed
-// once the count of readers in flight has been seen at zero after its
-// retirement — no reader can still hold it then.
+// nothing: readers see an immutable snapshot through one atomic pointer;
+// writers (serialized by a mutex) build a new snapshot and swap it in. What
+// a snapshot no longer shows (the previous snapshot, a replaced leaf, an
+// unregistered range) is retired and freed once the count of readers in
+// flight has been seen at zero after its retirement — no reader can still
+// hold it then.
+//
+// The table is two levels deep so that one update costs far less than the
+// whole table: ranges sit, sorted by start, in leaves of at most
+// kLeafCapacity entries, and a snapshot is the sorted list of its leaves.
+// An update copies only the leaves it changes and the list of leaves (one
+// pointer per leaf), and a batch of updates (`update`, used by
+// JITModule::finalize_definitions for all its functions) publishes once.
 #pragma once
 
 #include <atomic>
@@ -94,6 +102,23 @@ public:
     /// Call it before the code's memory is released.
     bool unregister_range(const void* start);
 
+    /// One change of a batch: removes the range starting at `old_start`
+    /// (null or not registered: nothing), then registers `start`/`size`
+    /// (null `start`: nothing) with `function`'s name and trap sites.
+    struct Update {
+        const void* old_start = nullptr;
+        const void* start = nullptr;
+        size_t size = 0;
+        std::string_view function;
+        std::span<const TrapSite> sites;
+    };
+    /// Applies a batch in one published change: readers see the table from
+    /// before or after all of it. Every removal comes before every
+    /// insertion, so a new range may reuse the place of a removed one. New
+    /// ranges must be valid as for register_range and overlap neither each
+    /// other nor a range that stays. On error nothing changes.
+    std::optional<JitError> update(std::span<const Update> updates);
+
     /// The trap site at `pc`, if any. Locks and allocates: not for handlers.
     std::optional<TrapInfo> lookup(uintptr_t pc) const;
     /// The function whose code contains `pc`. Locks and allocates.
@@ -107,24 +132,52 @@ public:
     size_t num_ranges() const;
 
 private:
+    /// Ranges per leaf: an update copies up to this many pointers for the
+    /// leaf it changes, plus one pointer per leaf of the table.
+    static constexpr uint32_t kLeafCapacity = 128;
+
     struct Range {
         uintptr_t start = 0;
         uintptr_t end = 0;
         std::string function;
         std::vector<TrapSite> sites;  // sorted by offset
     };
+    /// Immutable once published: a change copies it first.
+    struct Leaf {
+        uint32_t count = 0;
+        bool published = false;
+        const Range* ranges[kLeafCapacity];  // sorted by start
+        uintptr_t first() const { return ranges[0]->start; }
+    };
     struct Snapshot {
-        std::vector<const Range*> ranges;  // sorted by start
+        struct Entry {
+            uintptr_t first;  // the leaf's first start
+            const Leaf* leaf;
+        };
+        std::vector<Entry> leaves;  // sorted by first
+    };
+    /// A position in the writer's table: leaf index and index in the leaf.
+    struct Pos {
+        size_t leaf = 0;
+        uint32_t index = 0;
     };
 
-    /// Checks and inserts a range, first removing the one at `old_start`
-    /// (0: none), then publishes. Requires `mutex_`.
-    std::optional<JitError> insert_locked(uintptr_t old_start, const void* start, size_t size,
-                                          std::string_view function, std::span<const TrapSite> sites);
-    /// Moves the range starting at `start` to the retired list; false if
-    /// there is none. Requires `mutex_`.
-    bool retire_range(uintptr_t start);
-    /// Publishes a snapshot of `ranges_` and retires the previous one.
+    /// Validates a batch against the table without changing anything.
+    /// Requires `mutex_`.
+    std::optional<JitError> check_locked(std::span<const Update> updates);
+    /// Applies a checked batch and publishes it. Requires `mutex_`.
+    void apply_locked(std::span<const Update> updates);
+    /// The first range whose start is >= `start` (leaf == leaves_.size():
+    /// none).
+    Pos lower_bound(uintptr_t start) const;
+    const Range* at(Pos p) const { return leaves_[p.leaf]->ranges[p.index]; }
+    /// The leaf `i` made writable: a published leaf is replaced by a copy
+    /// and retired.
+    Leaf* writable(size_t i);
+    void insert(const Range* range);
+    /// Takes the range starting exactly at `start` out of the table.
+    const Range* remove(uintptr_t start);
+    /// Publishes the writer's table and retires the previous snapshot.
     /// Requires `mutex_`.
     void publish();
     /// Once no reader is in flight, what was retired can no longer be seen
@@ -134,15 +187,24 @@ private:
     void collect();
     /// The range starting exactly at `start`. Requires `mutex_`.
     const Range* find_range(uintptr_t start) const;
+    /// The range containing `pc`. Requires `mutex_`.
+    const Range* range_containing(uintptr_t pc) const;
 
     mutable std::mutex mutex_;
-    std::vector<std::unique_ptr<Range>> ranges_;  // writer's copy, sorted by start
+    std::vector<Leaf*> leaves_;  // the writer's table, sorted by first start
+    size_t num_ranges_ = 0;
     std::atomic<const Snapshot*> current_{nullptr};
     mutable std::atomic<size_t> readers_{0};
     std::vector<std::unique_ptr<Snapshot>> retired_snapshots_;
+    std::vector<std::unique_ptr<Leaf>> retired_leaves_;
     std::vector<std::unique_ptr<Range>> retired_ranges_;
     std::vector<std::unique_ptr<Snapshot>> spare_snapshots_;
+    std::vector<std::unique_ptr<Leaf>> spare_leaves_;
     std::vector<std::unique_ptr<Range>> spare_ranges_;
+    // Scratch of update(): the batch's new ranges, and its order by start.
+    std::vector<std::unique_ptr<Range>> staged_;
+    std::vector<uint32_t> order_;
+    std::vector<uintptr_t> removed_;
 };
 
 }  // namespace heron

@@ -16,7 +16,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -410,6 +413,145 @@ TEST(JitTrapRegistryTest, ReplaceRangeSwapsInOneUpdate) {
         ASSERT_TRUE(hit.has_value());
         ASSERT_EQ(hit->function, "f" + std::to_string(k));
     }
+}
+
+// Thousands of ranges (so the table has many leaves, which split and
+// empty) registered, replaced and removed in random order and in random
+// batches: every lookup agrees with a plain map of the same ranges. The
+// addresses are never dereferenced.
+TEST(JitTrapRegistryTest, ManyRangesAgreeWithAModel) {
+    TrapRegistry registry;
+    struct Model {
+        uintptr_t end;
+        std::string function;
+        uint32_t site;  // offset of its one trap site
+    };
+    std::map<uintptr_t, Model> model;
+    const uintptr_t base = uintptr_t{1} << 40;
+    constexpr uintptr_t kSlots = 6000, kSlot = 64;
+    std::mt19937_64 rng(7);
+    auto check = [&](uintptr_t pc) {
+        auto it = model.upper_bound(pc);
+        const Model* m = nullptr;
+        uintptr_t start = 0;
+        if (it != model.begin() && pc < std::prev(it)->second.end) {
+            m = &std::prev(it)->second;
+            start = std::prev(it)->first;
+        }
+        RawTrapInfo raw;
+        ASSERT_EQ(registry.lookup_raw(pc, raw), m != nullptr) << std::hex << pc;
+        ASSERT_EQ(registry.function_at(pc), m ? std::optional<std::string>(m->function) : std::nullopt);
+        if (!m) return;
+        ASSERT_STREQ(raw.function, m->function.c_str());
+        ASSERT_EQ(raw.range_start, start);
+        ASSERT_EQ(raw.code != 0, pc - start == m->site) << std::hex << pc;
+    };
+    int batches = 0;
+    for (int round = 0; round < 3000; ++round) {
+        // A batch of 1..40 changes: new ranges in free slots, replacements
+        // (which may move into the old range's own place) and removals.
+        std::vector<TrapRegistry::Update> batch;
+        std::vector<std::string> names;
+        std::vector<std::vector<TrapSite>> sites;
+        std::map<uintptr_t, Model> next = model;
+        std::set<uintptr_t> added;
+        const size_t n = 1 + rng() % (round % 10 == 0 ? 40 : 3);
+        names.reserve(n);
+        sites.reserve(n);
+        for (size_t k = 0; k < n; ++k) {
+            uintptr_t slot = base + (rng() % kSlots) * kSlot;
+            uintptr_t size = 1 + rng() % kSlot;
+            uintptr_t old = 0;
+            int what = static_cast<int>(rng() % 4);
+            if (what == 0 && !next.empty()) {
+                // Remove or replace an existing range.
+                auto it = next.lower_bound(base + (rng() % kSlots) * kSlot);
+                if (it == next.end()) it = next.begin();
+                // Removals apply before insertions: not one of this batch's.
+                if (added.count(it->first)) continue;
+                old = it->first;
+                next.erase(it);
+                if (rng() % 2) {
+                    batch.push_back({reinterpret_cast<const void*>(old), nullptr, 0, {}, {}});
+                    continue;
+                }
+                slot = rng() % 2 ? old : slot;
+            }
+            auto after = next.lower_bound(slot);
+            bool free = (after == next.end() || after->first >= slot + size) &&
+                        (after == next.begin() || std::prev(after)->second.end <= slot);
+            if (!free) {
+                if (old) batch.push_back({reinterpret_cast<const void*>(old), nullptr, 0, {}, {}});
+                continue;
+            }
+            names.push_back("f" + std::to_string(round) + "_" + std::to_string(k));
+            uint32_t offset = static_cast<uint32_t>(rng() % size);
+            sites.push_back({site(offset, TrapCode::user(1), 0)});
+            next[slot] = Model{slot + size, names.back(), offset};
+            added.insert(slot);
+            batch.push_back({reinterpret_cast<const void*>(old), reinterpret_cast<const void*>(slot), size,
+                             names.back(), sites.back()});
+        }
+        ASSERT_FALSE(registry.update(batch).has_value()) << "round " << round;
+        model = std::move(next);
+        ++batches;
+        ASSERT_EQ(registry.num_ranges(), model.size());
+        for (int probe = 0; probe < 8; ++probe) check(base - 1 + rng() % (kSlots * kSlot + 2));
+        if (!model.empty()) {
+            auto it = model.lower_bound(base + (rng() % kSlots) * kSlot);
+            if (it != model.end()) {
+                check(it->first);
+                check(it->second.end - 1);
+                check(it->second.end);
+                check(it->first + it->second.site);
+            }
+        }
+    }
+    EXPECT_GT(model.size(), 1000u) << "enough ranges for many leaves";
+    for (auto& [start, m] : model) check(start + m.site);
+}
+
+// A batch is one change: any bad entry (a range overlapping another new
+// one, or one that stays; a bad site) refuses all of it, and a batch may
+// put a new range where it removes an old one.
+TEST(JitTrapRegistryTest, BatchesApplyWhollyOrNotAtAll) {
+    TrapRegistry registry;
+    alignas(16) static uint8_t code[256];
+    const std::vector<TrapSite> one = {site(1, TrapCode::user(3), 2)};
+    ASSERT_FALSE(registry.register_range(code, 32, "a", {}).has_value());
+    ASSERT_FALSE(registry.register_range(code + 64, 32, "b", {}).has_value());
+    using U = TrapRegistry::Update;
+    auto refused = [&](std::vector<U> batch, const char* why) {
+        auto e = registry.update(batch);
+        EXPECT_TRUE(e.has_value()) << why;
+        EXPECT_EQ(registry.num_ranges(), 2u) << why;
+        EXPECT_EQ(registry.function_at(reinterpret_cast<uintptr_t>(code)), "a") << why;
+        EXPECT_EQ(registry.function_at(reinterpret_cast<uintptr_t>(code + 64)), "b") << why;
+        EXPECT_FALSE(registry.function_at(reinterpret_cast<uintptr_t>(code + 128)).has_value()) << why;
+        return e ? e->message : std::string();
+    };
+    EXPECT_EQ(refused({{nullptr, code + 128, 16, "c", one}, {nullptr, code + 136, 16, "d", {}}}, "new ones overlap"),
+              "code of function 'd' overlaps a registered range");
+    refused({{nullptr, code + 128, 16, "c", one}, {nullptr, code + 90, 16, "d", {}}}, "d overlaps b, which stays");
+    refused({{code + 64, nullptr, 0, {}, {}}, {nullptr, code + 128, 16, "c", one}, {nullptr, code + 16, 32, "d", {}}},
+            "d overlaps a; b's removal is refused with it");
+    EXPECT_EQ(refused({{nullptr, code + 128, 16, "c", one}, {nullptr, code + 160, 1, "d", one}}, "site outside d"),
+              "trap site at offset 1 lies outside function 'd'");
+
+    // a moves over b's place while b is removed, and c arrives: one change.
+    ASSERT_FALSE(registry
+                     .update(std::vector<U>{{code + 64, nullptr, 0, {}, {}},
+                                            {code, code + 48, 48, "a2", one},
+                                            {nullptr, code + 128, 16, "c", one}})
+                     .has_value());
+    EXPECT_EQ(registry.num_ranges(), 2u);
+    EXPECT_FALSE(registry.function_at(reinterpret_cast<uintptr_t>(code)).has_value());
+    EXPECT_EQ(registry.function_at(reinterpret_cast<uintptr_t>(code + 70)), "a2");
+    auto hit = registry.lookup(reinterpret_cast<uintptr_t>(code + 129));
+    ASSERT_TRUE(hit.has_value());
+    EXPECT_EQ(hit->to_string(), "user3 in %c at inst2");
+    EXPECT_FALSE(registry.update(std::vector<U>{}).has_value()) << "an empty batch is no change";
+    EXPECT_EQ(registry.num_ranges(), 2u);
 }
 
 // --- traps --------------------------------------------------------------------
