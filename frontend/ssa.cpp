@@ -23,6 +23,11 @@ constexpr Value kMark(~uint32_t{0} - 1);
 constexpr uint32_t kQuickSteps = 256;
 // ... or after this many merges that need a parameter.
 constexpr uint32_t kQuickMerges = 8;
+// ... or at a loop header whose body may define the variable, when this
+// many such headers are being looked up already (loop_value: the walks
+// for a header's incoming values may meet others; the depth of native
+// recursion stays bounded).
+constexpr uint32_t kQuickLoops = 4;
 }  // namespace
 
 // --- DefTable ----------------------------------------------------------------
@@ -108,6 +113,7 @@ void SSABuilder::clear() {
     last_def_.clear();
     recent_.clear();
     clock_ = 1;
+    loop_depth_ = 0;
     param_var_.clear();
     calls_.clear();
     results_.clear();
@@ -132,10 +138,8 @@ void SSABuilder::declare_block_predecessor(Block dest, Block pred, Inst branch) 
 
 void SSABuilder::def_var(Variable var, Value value, Block block) {
     see(block);
-    Recent& r = recent_[var];
-    r.block = block;
-    r.value = value;
-    r.def_time = clock_;
+    recent_[var].move_to(block, value);
+    recent_[var].def_time = clock_;
     if (clock_ != ~uint32_t{0}) ++clock_;  // saturated: every block counts as seen before
     record(var, value, block);
 }
@@ -206,9 +210,7 @@ SSABuilder::UseVarResult SSABuilder::use_var(Function& func, Variable var, Type 
         v = run(func, var, ty);
         above = block;
     }
-    Recent& r = recent_[var];
-    r.block = above;
-    r.value = v;
+    recent_[var].move_to(above, v);
     return {v, static_cast<uint32_t>(side_effects_.undefined_reads.size() - before)};
 }
 
@@ -338,6 +340,9 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
     if (!r.block) return false;
     const uint32_t t = r.def_time;
     const Block target = *r.block;
+    // A walk from above the last definition (a loop's preheader, say) may
+    // meet the anchor before it instead.
+    const PackedOption<Block> before = r.before;
     // Merges on the way whose arms hold values of their own (lowest first):
     // each gets a parameter unless its incoming values agree.
     Block pending[kQuickMerges];
@@ -368,7 +373,13 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
         if (shape == Shape::None) return false;
         const Block next = *d->source;
         if (d->inner_seen <= t && shape != Shape::Single) {
-            if (shape == Shape::Loop) return false;
+            if (shape == Shape::Loop) {
+                // The body may define the variable: the header's value
+                // needs its incoming values (loop_value), unless the walk
+                // is already this deep in loops.
+                if (!loop_value(func, var, ty, b, found)) return false;
+                break;
+            }
             const uint32_t n = d->pred_blocks.size(pred_block_pool_);
             bool arm_holds_value = false;
             for (uint32_t i = 0; i < n && !arm_holds_value; ++i) {
@@ -406,6 +417,10 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
         b = next;
         if (b == target) {
             found = resolve(func.dfg, r.value);
+            break;
+        }
+        if (b == before) {
+            found = resolve(func.dfg, r.before_value);
             break;
         }
         if (std::as_const(blocks_)[b].seen <= t) {
@@ -448,6 +463,38 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
     return true;
 }
 
+// The value of `var` at sealed Loop header `header` (see Shape), which
+// defines nothing itself and whose body may define the variable: a
+// parameter first (so that walks from the back edges that come round to
+// the header stop there), then every predecessor looked up as seal_block
+// does for a parameter made while unsealed: quick walks if they all
+// succeed, else the machine. The parameter stays if the incoming values
+// differ and goes (an alias of the one value) if not. The machine would
+// make the same parameters, in another order of value numbers: it marks
+// the header and makes the parameter when a back edge's walk comes round
+// (docs/frontend.md). False, changing nothing, when the walk that asked
+// is already kQuickLoops loops deep (its caller then takes the machine).
+bool SSABuilder::loop_value(Function& func, Variable var, Type ty, Block header, Value& out) {
+    if (PackedOption<Value> w = raw_def(var, header)) {
+        // Recorded by an earlier lookup (a header heard of after the
+        // variable's last definition is not probed on arrival).
+        if (*w == kMark) return false;
+        out = resolve(func.dfg, *w);
+        return true;
+    }
+    if (loop_depth_ == kQuickLoops) return false;
+    HERON_ASSERT(calls_.empty() && "quick walks never run inside the machine");
+    ++loop_depth_;
+    const Value param = func.dfg.append_block_param(header, ty);
+    param_var_[param] = var;
+    record(var, param, header);
+    settle_param(func, var, ty, header, param);
+    out = results_.back();
+    results_.pop_back();
+    --loop_depth_;
+    return true;
+}
+
 // Pushes the value of `var` at the end of every predecessor of `block` on
 // the result stack, if quick_lookup finds them all (else pushes nothing:
 // the machine looks them up, finding what these lookups recorded).
@@ -471,6 +518,20 @@ bool SSABuilder::quick_incoming(Function& func, Variable var, Type ty, Block blo
     return true;
 }
 
+// `param` (of `var`, in `block`, whose predecessors are all known) gets
+// its incoming values: quick walks if they all succeed, else the machine
+// (which finds what they recorded). It stays if they differ, else it goes
+// and becomes an alias of the one value. The value of `var` at `block`
+// ends up on the result stack.
+void SSABuilder::settle_param(Function& func, Variable var, Type ty, Block block, Value param) {
+    if (quick_incoming(func, var, ty, block)) {
+        finish_lookup(func, var, ty, param, block);
+        return;
+    }
+    begin_lookup(func, var, ty, block, param);
+    run_calls(func, var, ty);
+}
+
 // A parameter of unsealed `block` for `var`; its arguments come at seal_block.
 Value SSABuilder::make_unsealed_param(Function& func, Variable var, Type ty, Block block) {
     Value param = func.dfg.append_block_param(block, ty);
@@ -481,6 +542,17 @@ Value SSABuilder::make_unsealed_param(Function& func, Variable var, Type ty, Blo
 }
 
 Value SSABuilder::run(Function& func, Variable var, Type ty) {
+    HERON_ASSERT(results_.empty() && "a lookup from the top leaves nothing else on the result stack");
+    run_calls(func, var, ty);
+    Value v = results_.back();
+    results_.pop_back();
+    return v;
+}
+
+// Runs the calls on the call stack; they leave one result on top of the
+// result stack (below it, results an enclosing quick_incoming collected).
+void SSABuilder::run_calls(Function& func, Variable var, Type ty) {
+    [[maybe_unused]] const size_t base = results_.size();
     while (!calls_.empty()) {
         Call call = calls_.back();
         calls_.pop_back();
@@ -496,10 +568,7 @@ Value SSABuilder::run(Function& func, Variable var, Type ty) {
             break;
         }
     }
-    HERON_ASSERT(results_.size() == 1 && "the state machine leaves exactly one result");
-    Value v = results_.back();
-    results_.pop_back();
-    return v;
+    HERON_ASSERT(results_.size() == base + 1 && "the state machine leaves exactly one result");
 }
 
 // Finds the value of `var` at the end of `block` and pushes it (possibly
@@ -703,13 +772,8 @@ uint32_t SSABuilder::seal_block(Block block, Function& func) {
         Value param = blocks_[block].undef.get(i, undef_pool_);
         Variable var = param_var_[param];
         Type ty = func.dfg.value_type(param);
-        if (quick_incoming(func, var, ty, block)) {
-            finish_lookup(func, var, ty, param, block);
-            results_.pop_back();
-            continue;
-        }
-        begin_lookup(func, var, ty, block, param);
-        run(func, var, ty);
+        settle_param(func, var, ty, block, param);
+        results_.pop_back();
     }
     blocks_[block].undef.clear(undef_pool_);
     blocks_[block].sealed = true;

@@ -206,12 +206,26 @@ private:
         uint32_t seen = 0;       // clock_ when the builder first heard of the block
         uint32_t inner_seen = 0;  // Merge: the smallest `seen` of its arms; Loop: of its body
     };
-    // Per variable: its value at the end of `block` (the last block that
-    // defined or used it), and the clock at its last definition.
+    // Per variable: its value at the end of `block` (the anchor: the last
+    // block that defined or used it), the clock at its last definition,
+    // and the anchor before (`before`, with its value then): always
+    // another block, so a definition, which moves the anchor to its own
+    // block, never changes the value at the end of `before`.
     struct Recent {
         PackedOption<Block> block;
         Value value;
         uint32_t def_time = 0;
+        PackedOption<Block> before;
+        Value before_value;
+
+        void move_to(Block b, Value v) {
+            if (block != b) {
+                before = block;
+                before_value = value;
+            }
+            block = b;
+            value = v;
+        }
     };
     struct Call {
         enum class Kind : uint8_t {
@@ -232,6 +246,8 @@ private:
     void see(Block block);
     bool quick_lookup(Function& func, Variable var, Type ty, Block block, Value& out, Block& above);
     bool quick_incoming(Function& func, Variable var, Type ty, Block block);
+    bool loop_value(Function& func, Variable var, Type ty, Block header, Value& out);
+    void settle_param(Function& func, Variable var, Type ty, Block block, Value param);
     Value make_unsealed_param(Function& func, Variable var, Type ty, Block block);
     Shape shape_of(Block block);
     bool find_loop_body(Block header, uint32_t& min_seen);
@@ -239,6 +255,7 @@ private:
     PackedOption<Value> find_def(Function& func, Variable var, Block block);
     Value resolve(DataFlowGraph& dfg, Value v);
     Value run(Function& func, Variable var, Type ty);
+    void run_calls(Function& func, Variable var, Type ty);
     void use_var_step(Function& func, Variable var, Type ty, Block block);
     PackedOption<Block> common_source(Variable var, Block block) const;
     void begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel);
@@ -266,6 +283,7 @@ private:
     DenseTable<Variable, LastDef> last_def_;
     DenseTable<Variable, Recent> recent_;
     uint32_t clock_ = 1;  // counts definitions; blocks are stamped with it
+    uint32_t loop_depth_ = 0;  // loop_value calls under way
     DenseTable<Value, Variable> param_var_;  // SSA parameter -> its variable
 
     std::vector<Call> calls_;
