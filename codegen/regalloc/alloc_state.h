@@ -123,6 +123,10 @@ struct Context::Impl {
     // a word at a time: a byte store per instruction may alias anything, and
     // GCC then reloads the operand walk's state after each.)
     std::vector<uint64_t> inst_special;
+    // Per instruction with a Reuse def (read only for marked instructions):
+    // bit k set when operand k (of the first 64) is a use a Reuse def
+    // consumes.
+    std::vector<uint64_t> inst_reused;
 
     // Per vreg.
     std::vector<uint32_t> def_pos, def_block;
@@ -195,11 +199,10 @@ struct Context::Impl {
     std::vector<uint32_t> remat_inst;  // per defined vreg: its kRemat definition, or kNone
     std::vector<PendingMove> split_moves;
     std::vector<uint64_t> move_order;  // point_key << 32 | index into split_moves
-    // Reuse defs of the current instruction by use operand index, valid where
-    // reuse_stamp equals reuse_gen (bumped per instruction; no clearing).
-    uint32_t reuse_stamp[256] = {};
-    uint32_t reuse_of[256] = {};
-    uint32_t reuse_gen = 0;
+    // Operands of the current instruction that need a copy: uses into
+    // their register at Before(i), defs out of theirs at After(i).
+    uint32_t fixup_uses[256] = {};
+    uint32_t fixup_defs[256] = {};
     uint32_t emergency_slot = kNoSlot;
 
     uint32_t block_start(uint32_t b) const { return pos_before(func->block_insts_begin[b]); }

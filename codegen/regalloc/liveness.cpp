@@ -253,6 +253,7 @@ std::string build_liveness(Context::Impl& s) {
 
     s.inst_block.resize(ni);
     s.inst_special.assign((ni + 63) / 64, 0);  // bits set by validate_operands
+    s.inst_reused.resize(ni);  // written for every instruction by the use walk
     s.block_depth.resize(nb);
     for (uint32_t b = 0; b < nb; ++b) s.block_depth[b] = static_cast<uint8_t>(std::min<uint32_t>(f.loop_depth[b], 8));
     if (!(err = validate_operands(s)).empty()) return err;
@@ -331,6 +332,7 @@ std::string build_liveness(Context::Impl& s) {
     s.hint_pos.resize(nv);  // read only where hint_vreg is set
     uint32_t* hint_vreg = s.hint_vreg.data();
     uint32_t* hint_pos = s.hint_pos.data();
+    uint64_t* inst_reused = s.inst_reused.data();
     size_t ci = 0;
     for (uint32_t b = 0; b < nb; ++b) {
         for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k)
@@ -363,6 +365,7 @@ std::string build_liveness(Context::Impl& s) {
                 reserve(r, def_pos[v], pos_after(i) + 1, v);
                 fixed_defs.add(r);
             }
+            inst_reused[i] = reused_mask;
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& op = ops[o];
                 const uint8_t hint = op.constraint == Constraint::Fixed ? op.aux : kNoHint;

@@ -114,85 +114,84 @@ void Resolver::operand_allocs_and_fixups(Output& out) {
     out.allocs.resize(f_.operands.size());
     Allocation* allocs = out.allocs.data();
     const Operand* ops = f_.operands.data();
-    uint32_t* reuse_stamp = s_.reuse_stamp;
-    uint32_t* reuse_of = s_.reuse_of;
+    uint32_t* fixup_uses = s_.fixup_uses;
+    uint32_t* fixup_defs = s_.fixup_defs;
     PieceCursor pc = cursor(s_.op_piece);  // operands come in instruction order
     const uint64_t* special_bits = s_.inst_special.data();
+    const uint64_t* inst_reused = s_.inst_reused.data();
     const uint32_t* ob_of = f_.operands_begin.data();
     const uint32_t* def_pos = s_.def_pos.data();
     const uint32_t ni = f_.num_insts();
     for (uint32_t i = 0; i < ni; ++i) {
         const uint32_t ob = ob_of[i], oe = ob_of[i + 1];
-        // Fixed or Reuse operands (liveness marked the instruction): copies
-        // around the instruction, and a table of the reused inputs.
-        const bool special = (special_bits[i / 64] >> (i % 64)) & 1;
-        uint32_t gen = 0;
-        if (special) {
-            if (++s_.reuse_gen == 0) {  // wrapped: old stamps could match again
-                std::fill(reuse_stamp, reuse_stamp + 256, 0);
-                s_.reuse_gen = 1;
-            }
-            gen = s_.reuse_gen;
+        if (!((special_bits[i / 64] >> (i % 64)) & 1)) {
+            // No Fixed or Reuse operand (liveness marks those instructions).
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& op = ops[o];
-                if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse) {
-                    reuse_stamp[op.aux] = gen;
-                    reuse_of[op.aux] = o;
-                }
+                const uint32_t v = op.vreg.index();
+                const uint32_t pos = op.kind == OperandKind::Def       ? def_pos[v]
+                                     : op.pos == OperandPos::Early ? pos_early(i)
+                                                                   : pos_late(i);
+                allocs[o] = pc.at(v, pos);
             }
+            continue;
         }
-        auto reuse_def_of = [&](uint32_t o) -> int {
-            return reuse_stamp[o - ob] == gen ? static_cast<int>(reuse_of[o - ob]) : -1;
+        // The uses a Reuse def consumes take the def's allocation (set at
+        // the def, before or after the use in operand order). Uses that need
+        // a copy into their register are collected in operand order, defs
+        // that need one out of it likewise; their moves follow the walk.
+        const uint64_t reused = inst_reused[i];
+        auto is_reused = [&](uint32_t k) {
+            if (k < 64) return ((reused >> k) & 1) != 0;
+            for (uint32_t o2 = ob; o2 < oe; ++o2)
+                if (ops[o2].kind == OperandKind::Def && ops[o2].constraint == Constraint::Reuse && ops[o2].aux == k)
+                    return true;
+            return false;
         };
+        uint32_t num_uses = 0, num_defs = 0;
         for (uint32_t o = ob; o < oe; ++o) {
             const Operand& op = ops[o];
             if (op.kind == OperandKind::Def) {
                 // A Fixed def, or a Reuse of a Fixed use: that register.
                 Allocation a;
-                if (op.constraint == Constraint::Fixed)
+                if (op.constraint == Constraint::Fixed) {
                     a = Allocation::reg(op.fixed_reg());
-                else if (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed)
+                    fixup_defs[num_defs++] = o;
+                } else if (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed) {
                     a = Allocation::reg(ops[ob + op.aux].fixed_reg());
-                else
+                    fixup_defs[num_defs++] = o;
+                } else {
                     a = pc.at(op.vreg.index(), def_pos[op.vreg.index()]);
+                    if (op.constraint == Constraint::Reuse) allocs[ob + op.aux] = a;
+                }
                 allocs[o] = a;
                 continue;
             }
             if (op.constraint == Constraint::Fixed) {
                 allocs[o] = Allocation::reg(op.fixed_reg());
-                continue;
+                fixup_uses[num_uses++] = o;
+            } else if (is_reused(o - ob)) {
+                fixup_uses[num_uses++] = o;  // its allocation is the def's
+            } else {
+                allocs[o] = pc.at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
             }
-            if (special && reuse_def_of(o) >= 0) continue;  // the def's allocation, set below
-            allocs[o] = pc.at(op.vreg.index(), op.pos == OperandPos::Early ? pos_early(i) : pos_late(i));
         }
-        if (!special) continue;
         const uint32_t before = point_key(ProgPoint::before(i), kPhaseFixup);
-        const uint32_t after = point_key(ProgPoint::after(i), kPhaseDefFixup);
         const size_t group = s_.split_moves.size();
-        for (uint32_t o = ob; o < oe; ++o) {
-            const Operand& op = ops[o];
+        for (uint32_t k = 0; k < num_uses; ++k) {
+            const Operand& op = ops[fixup_uses[k]];
+            const Allocation to = allocs[fixup_uses[k]];
+            const Allocation from = source_at(pc, op.vreg.index(), pos_before(i));
+            bool dup = false;  // the same vreg named twice with one register
+            for (size_t m = group; m < s_.split_moves.size(); ++m) dup |= s_.split_moves[m].to == to;
+            if (!dup) add(before, from, to, op.vreg.cls());
+        }
+        const uint32_t after = point_key(ProgPoint::after(i), kPhaseDefFixup);
+        for (uint32_t k = 0; k < num_defs; ++k) {
+            const Operand& op = ops[fixup_defs[k]];
             const uint32_t v = op.vreg.index();
-            if (op.kind == OperandKind::Use) {
-                Allocation to;
-                if (op.constraint == Constraint::Fixed) {
-                    to = Allocation::reg(op.fixed_reg());
-                } else {
-                    const int d = reuse_def_of(o);
-                    if (d < 0) continue;
-                    to = allocs[d];
-                    allocs[o] = to;
-                }
-                const Allocation from = source_at(pc, v, pos_before(i));
-                bool dup = false;  // the same vreg named twice with one register
-                for (size_t k = group; k < s_.split_moves.size(); ++k)
-                    dup |= s_.split_moves[k].point_key == before && s_.split_moves[k].to == to;
-                if (!dup) add(before, from, to, op.vreg.cls());
-                continue;
-            }
-            const bool fixed = op.constraint == Constraint::Fixed ||
-                               (op.constraint == Constraint::Reuse && ops[ob + op.aux].constraint == Constraint::Fixed);
-            if (!fixed || s_.raw_uses[v] == 0) continue;
-            add(after, allocs[o], pc.at(v, def_pos[v]), op.vreg.cls());
+            if (s_.raw_uses[v] == 0) continue;
+            add(after, allocs[fixup_defs[k]], pc.at(v, def_pos[v]), op.vreg.cls());
         }
     }
 }

@@ -675,6 +675,58 @@ TEST(RegallocLiveness, UsePositionsAreSortedPerVreg) {
     }
 }
 
+// Resolution gives the uses a Reuse def consumes the def's allocation by the
+// per-instruction mask liveness leaves (inst_reused): it must name exactly
+// the operands (of the first 64) that Reuse defs name, whatever their order.
+TEST(RegallocLiveness, ReusedOperandMaskNamesTheConsumedUses) {
+    auto expect_masks = [](const Function& f, const MachineEnv& env, const std::string& what) {
+        Context ctx;
+        Output out;
+        ASSERT_EQ(allocate(f, env, out, ctx), "") << what;
+        ASSERT_EQ(check(f, env, out), "") << what << "\n" << testing::dump(f, &out);
+        const Context::Impl& s = *ctx.impl;
+        for (uint32_t i = 0; i < f.num_insts(); ++i) {
+            const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
+            uint64_t want = 0;
+            bool special = false;
+            for (uint32_t o = ob; o < oe; ++o) {
+                const Operand& op = f.operands[o];
+                special |= op.constraint == Constraint::Fixed ||
+                           (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse);
+                if (op.kind == OperandKind::Def && op.constraint == Constraint::Reuse && op.aux < 64)
+                    want |= uint64_t{1} << op.aux;
+            }
+            if (!special) continue;  // the mask is read only for these
+            ASSERT_EQ(s.inst_reused[i], want) << what << ": inst" << i << "\n" << testing::dump(f);
+            // A consumed use that is not Fixed has its def's allocation.
+            for (uint32_t o = ob; o < oe; ++o) {
+                const Operand& op = f.operands[o];
+                if (op.kind != OperandKind::Def || op.constraint != Constraint::Reuse) continue;
+                ASSERT_TRUE(out.allocs[ob + op.aux] == out.allocs[o]) << what << ": inst" << i;
+            }
+        }
+    };
+    {  // Reuse defs listed before the uses they consume, one of them Fixed
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        const VReg x = fb.int_vreg(), y = fb.int_vreg(), z = fb.int_vreg(), w = fb.int_vreg(), u = fb.int_vreg();
+        fb.inst(b, {Operand::def(x)});
+        fb.inst(b, {Operand::def(y)});
+        fb.inst(b, {Operand::def_reuse(z, 2), Operand::use(y), Operand::use(x)});
+        fb.inst(b, {Operand::def_reuse(w, 1), Operand::use_fixed(z, kRcx), Operand::def_reuse(u, 3), Operand::use(x)});
+        fb.ret(b, {Operand::use_fixed(w, kRax), Operand::use_fixed(u, kRdx), Operand::use(y)});
+        expect_masks(fb.finish(), testing::x64_env(), "hand-built");
+    }
+    const auto envs = testing::test_envs();
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+        testing::RandomSource meta(900 + seed);
+        const testing::GenOptions opt = testing::varied_options(meta);
+        const MachineEnv& env = envs[seed % envs.size()].env;
+        testing::RandomSource rng(seed);
+        expect_masks(testing::random_function(rng, env, opt), env, "seed " + std::to_string(seed));
+    }
+}
+
 // --- Errors ------------------------------------------------------------------
 
 TEST_P(RegallocErrors, CriticalEdge) {
