@@ -133,8 +133,11 @@ struct Context::Impl {
     std::vector<uint32_t> raw_uses;  // operand uses + branch-argument uses
     std::vector<uint32_t> use_begin;  // CSR into uses
     std::vector<UsePos> uses;
+    // Made by build_scan_tables when the scan first needs them or the split
+    // table below (a function that never runs short of registers never does):
     std::vector<double> use_weight;   // prefix sums over `uses` (global running sum)
     std::vector<uint32_t> next_must;  // first must_reg use at or after k in the same vreg (or its end)
+    bool scan_tables_ready = false;
     std::vector<uint32_t> range_begin;  // CSR into ranges
     std::vector<Range> ranges;
     std::vector<uint32_t> first_interval;
@@ -161,7 +164,7 @@ struct Context::Impl {
     std::vector<uint32_t> vreg_class;  // per defined vreg: its RegClass
 
     // Split-position choice: sparse table of the shallowest block (latest on
-    // ties) over block ranges.
+    // ties) over block ranges (made by build_scan_tables).
     std::vector<uint32_t> rmq;
     uint32_t rmq_levels = 0;
 
@@ -216,6 +219,9 @@ std::string check_machine_env(const MachineEnv& env);
 std::string validate_cfg(const Function& f);
 
 std::string build_liveness(Context::Impl& s);
+/// The scan's tables that liveness leaves to be made on first need: spill
+/// weights (use_weight), next_must and the split-position table (rmq).
+void build_scan_tables(Context::Impl& s);
 /// The single-pass allocator (single_pass.cpp) and its state's deleter.
 std::string allocate_single_pass(const Function& func, const MachineEnv& env, Output& out, Context& ctx);
 void delete_single_pass(Context::SinglePass* sp);

@@ -149,12 +149,14 @@ uint32_t Scan::first_use_index(const Interval& it, uint32_t pos) const {
 uint32_t Scan::first_must(const Interval& it, uint32_t pos) const {
     const uint32_t k = first_use_index(it, pos);
     if (k >= it.use_end) return kMaxPos;
+    if (!s_.scan_tables_ready) build_scan_tables(s_);
     const uint32_t m = s_.next_must[k];
     return m < it.use_end ? s_.uses[m].pos : kMaxPos;
 }
 
 double Scan::density(const Interval& it, uint32_t pos) const {
     const uint32_t k = first_use_index(it, pos);
+    if (!s_.scan_tables_ready) build_scan_tables(s_);
     const double w = s_.use_weight[it.use_end] - s_.use_weight[k];
     return w / (static_cast<double>(it.end - std::min(pos, it.end)) / 4 + 1);
 }
@@ -165,6 +167,7 @@ uint32_t Scan::optimal_split(uint32_t lo, uint32_t hi) const {
     assert(hi > lo && hi % 4 == 0 && "split positions are Before points");
     const uint32_t bl = s_.block_of(lo) + 1, bh = s_.block_of(hi);
     if (bl > bh) return hi;
+    if (!s_.scan_tables_ready) build_scan_tables(s_);
     const uint32_t nb = s_.func->num_blocks();
     const uint32_t len = bh - bl + 1;
     const uint32_t lvl = 31 - __builtin_clz(len);

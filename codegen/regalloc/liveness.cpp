@@ -244,6 +244,50 @@ std::string validate_operands(Context::Impl& s) {
 
 }  // namespace
 
+void build_scan_tables(Context::Impl& s) {
+    static constexpr double kDepthWeight[9] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    const uint32_t nv = s.func->num_vregs;
+    const uint32_t nu = s.use_begin[nv];
+    s.use_weight.resize(nu + 1);
+    s.next_must.resize(nu);
+    const UsePos* uses = s.uses.data();
+    const uint32_t* use_begin = s.use_begin.data();
+    const uint32_t* inst_block = s.inst_block.data();
+    const uint8_t* block_depth = s.block_depth.data();
+    double* use_weight = s.use_weight.data();
+    uint32_t* next_must = s.next_must.data();
+    // One running sum over all uses, vreg after vreg (the CSR order).
+    double weight_sum = 0;
+    use_weight[0] = 0;
+    for (uint32_t k = 0; k < nu; ++k) {
+        weight_sum += kDepthWeight[block_depth[inst_block[uses[k].pos / 4]]];
+        use_weight[k + 1] = weight_sum;
+    }
+    for (uint32_t v = 0; v < nv; ++v) {
+        const uint32_t ub = use_begin[v], ue = use_begin[v + 1];
+        uint32_t next = ue;
+        for (uint32_t k = ue; k-- > ub;) {
+            if (uses[k].must_reg) next = k;
+            next_must[k] = next;
+        }
+    }
+
+    // Sparse table for "shallowest block in a range" (latest on ties).
+    const uint32_t nb = s.func->num_blocks();
+    s.rmq_levels = 1;
+    while ((uint32_t{1} << s.rmq_levels) <= nb) ++s.rmq_levels;
+    s.rmq.resize(static_cast<size_t>(s.rmq_levels) * nb);
+    for (uint32_t b = 0; b < nb; ++b) s.rmq[b] = b;
+    for (uint32_t l = 1; l < s.rmq_levels; ++l) {
+        const uint32_t half = uint32_t{1} << (l - 1);
+        for (uint32_t b = 0; b + (uint32_t{1} << l) <= nb; ++b) {
+            const uint32_t x = s.rmq[(l - 1) * nb + b], y = s.rmq[(l - 1) * nb + b + half];
+            s.rmq[l * nb + b] = s.block_depth[y] <= s.block_depth[x] ? y : x;
+        }
+    }
+    s.scan_tables_ready = true;
+}
+
 std::string build_liveness(Context::Impl& s) {
     const Function& f = *s.func;
     std::string err = validate_env(*s.env, s);
@@ -435,16 +479,11 @@ std::string build_liveness(Context::Impl& s) {
         }
     }
     if (!uses_ok) return first_use_error();
-    s.use_weight.resize(s.uses.size() + 1);
-    s.next_must.resize(s.uses.size());
+    s.scan_tables_ready = false;  // build_scan_tables makes them when the scan first asks
 
-    // --- Per vreg, in one walk over its uses: spill weights, liveness by
-    // path exploration, live ranges, its interval. ---
-    static constexpr double kDepthWeight[9] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
-    double* use_weight = s.use_weight.data();
-    uint32_t* next_must = s.next_must.data();
+    // --- Per vreg, in one walk over its uses: liveness by path exploration,
+    // live ranges, its interval. ---
     const uint32_t* inst_block = s.inst_block.data();
-    const uint8_t* block_depth = s.block_depth.data();
     const uint32_t* def_block = s.def_block.data();
     // The block stamps persist across calls: this call's stamps (base + v + 1)
     // are above every earlier one, so the arrays are zeroed only when they
@@ -474,8 +513,6 @@ std::string build_liveness(Context::Impl& s) {
     if (s.spill_slot.size() < nv) s.spill_slot.resize(nv);  // written for every vreg with an interval
     uint32_t* spill_slot = s.spill_slot.data();
     std::vector<uint32_t>& stack = s.work;
-    double weight_sum = 0;
-    use_weight[0] = 0;
     for (uint32_t v = 0; v < nv; ++v) {
         s.range_begin[v] = nr;
         const uint32_t ub = use_begin[v], ue = use_begin[v + 1];
@@ -498,8 +535,6 @@ std::string build_liveness(Context::Impl& s) {
         for (uint32_t k = ub; k < ue; ++k) {
             const UsePos& u = uses[k];
             const uint32_t b = inst_block[u.pos / 4];
-            weight_sum += kDepthWeight[block_depth[b]];
-            use_weight[k + 1] = weight_sum;
             // Last position each block needs the value for, from its uses.
             if (lu_stamp[b] != stamp) {
                 lu_stamp[b] = stamp;
@@ -524,12 +559,6 @@ std::string build_liveness(Context::Impl& s) {
             }
             if (!ok) return vname(v) + " is used where its definition does not dominate";
         }
-        uint32_t next = ue;
-        for (uint32_t k = ue; k-- > ub;) {
-            if (uses[k].must_reg) next = k;
-            next_must[k] = next;
-        }
-
         // Ranges are written through a pointer (a push_back is not inlined).
         const uint32_t* insts_begin = f.block_insts_begin.data();
         const size_t most = nr + 1 + (s.livein_pairs.size() - livein_mark);
@@ -634,18 +663,6 @@ std::string build_liveness(Context::Impl& s) {
         }
     }
 
-    // --- Sparse table for "shallowest block in a range" (latest on ties). ---
-    s.rmq_levels = 1;
-    while ((uint32_t{1} << s.rmq_levels) <= nb) ++s.rmq_levels;
-    s.rmq.resize(static_cast<size_t>(s.rmq_levels) * nb);
-    for (uint32_t b = 0; b < nb; ++b) s.rmq[b] = b;
-    for (uint32_t l = 1; l < s.rmq_levels; ++l) {
-        const uint32_t half = uint32_t{1} << (l - 1);
-        for (uint32_t b = 0; b + (uint32_t{1} << l) <= nb; ++b) {
-            const uint32_t x = s.rmq[(l - 1) * nb + b], y = s.rmq[(l - 1) * nb + b + half];
-            s.rmq[l * nb + b] = s.block_depth[y] <= s.block_depth[x] ? y : x;
-        }
-    }
     return {};
 }
 

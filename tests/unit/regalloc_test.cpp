@@ -727,6 +727,55 @@ TEST(RegallocLiveness, ReusedOperandMaskNamesTheConsumedUses) {
     }
 }
 
+// Spill weights, next-must links and the split-position table are made only
+// when the scan first needs them (build_scan_tables). A function that never
+// runs short of registers leaves them unmade; one that does must see tables
+// of its own, never those a previous function left in the context.
+TEST(RegallocLiveness, ScanTablesAreMadeOnFirstNeedAndNeverReused) {
+    auto pressure = [](uint32_t values) {
+        FunctionBuilder fb;
+        const uint32_t b = fb.block();
+        std::vector<VReg> vs;
+        for (uint32_t k = 0; k < values; ++k) {
+            vs.push_back(fb.int_vreg());
+            fb.inst(b, {Operand::def(vs.back())});
+        }
+        for (uint32_t k = 0; k < values; ++k) fb.inst(b, {Operand::use(vs[values - 1 - k])});
+        fb.ret(b, {});
+        return fb.finish();
+    };
+    const MachineEnv env = testing::tiny_env(3, 2);
+    Context shared;
+    Output out;
+    ASSERT_EQ(allocate(pressure(2), env, out, shared), "");
+    EXPECT_FALSE(shared.impl->scan_tables_ready) << "no value needed a spill decision";
+    ASSERT_EQ(allocate(pressure(9), env, out, shared), "");
+    EXPECT_TRUE(shared.impl->scan_tables_ready);
+    EXPECT_EQ(shared.impl->use_weight.size(), shared.impl->uses.size() + 1);
+    ASSERT_EQ(allocate(pressure(2), env, out, shared), "");
+    EXPECT_FALSE(shared.impl->scan_tables_ready) << "tables of the previous function still marked as made";
+    // Functions under pressure after other such functions in one context
+    // allocate as in a fresh context.
+    const auto envs = testing::test_envs();
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+        testing::RandomSource meta(1700 + seed);
+        const testing::GenOptions opt = testing::varied_options(meta);
+        const MachineEnv& e = envs[1 + seed % 4].env;  // the environments of 2-4 registers per class
+        testing::RandomSource rng(seed);
+        const Function f = testing::random_function(rng, e, opt);
+        Output a, b;
+        Context fresh;
+        ASSERT_EQ(allocate(f, e, a, shared), "");
+        ASSERT_EQ(allocate(f, e, b, fresh), "");
+        ASSERT_EQ(a.allocs.size(), b.allocs.size());
+        for (size_t k = 0; k < a.allocs.size(); ++k) ASSERT_TRUE(a.allocs[k] == b.allocs[k]) << "seed " << seed;
+        ASSERT_EQ(a.edits.size(), b.edits.size()) << "seed " << seed;
+        for (size_t k = 0; k < a.edits.size(); ++k)
+            ASSERT_TRUE(a.edits[k].from == b.edits[k].from && a.edits[k].to == b.edits[k].to) << "seed " << seed;
+        ASSERT_EQ(a.num_spill_slots, b.num_spill_slots) << "seed " << seed;
+    }
+}
+
 // --- Errors ------------------------------------------------------------------
 
 TEST_P(RegallocErrors, CriticalEdge) {
