@@ -516,9 +516,10 @@ void BM_Emit_aarch64(benchmark::State& state) {
     ra::Output alloc;
     if (!ra::allocate(vcode.ra, aarch64::machine_env(), alloc, ctx).empty()) std::abort();
     CompiledCode code;
+    aarch64::EmitContext emit_ctx;  // kept, as the TargetIsa keeps it
     for (auto _ : state) {
         code.clear();
-        std::string err = aarch64::emit_function(*in.func, vcode, alloc, code);
+        std::string err = aarch64::emit_function(*in.func, vcode, alloc, code, emit_ctx);
         if (!err.empty()) state.SkipWithError(err.c_str());
         benchmark::DoNotOptimize(code.bytes.data());
     }

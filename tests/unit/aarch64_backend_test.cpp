@@ -495,7 +495,7 @@ TEST(Aarch64LogicalImm, EncoderAgreesWithTheArchitecturalDecoding) {
     EXPECT_TRUE(aarch64::encode_logical_imm(0xffffffff, 64));
 }
 
-TEST(Aarch64Backend, EveryRunFileTestFunctionCompiles) {
+TEST(Aarch64Backend, EveryRunFileTestFunctionCompilesAsWithAFreshIsa) {
     namespace fs = std::filesystem;
     auto isa = isa_by_name("aarch64");
     CompileOptions opts;
@@ -513,6 +513,22 @@ TEST(Aarch64Backend, EveryRunFileTestFunctionCompiles) {
             std::string err = isa->compile(*pf.func, opts, code);
             EXPECT_EQ(err, "") << entry.path() << ": " << pf.func->name.to_string();
             EXPECT_EQ(code.bytes.size() % 4, 0u);
+            // The ISA keeps its lowering, allocator and emitter state from
+            // one function to the next: the result equals a fresh ISA's.
+            CompiledCode fresh;
+            ASSERT_EQ(isa_by_name("aarch64")->compile(*pf.func, opts, fresh), err);
+            const std::string where = entry.path().string() + ": " + pf.func->name.to_string();
+            EXPECT_EQ(code.bytes, fresh.bytes) << where;
+            EXPECT_EQ(code.frame_size, fresh.frame_size) << where;
+            EXPECT_EQ(code.labels, fresh.labels) << where;
+            ASSERT_EQ(code.trap_sites.size(), fresh.trap_sites.size()) << where;
+            for (size_t k = 0; k < code.trap_sites.size(); ++k) {
+                EXPECT_EQ(code.trap_sites[k].offset, fresh.trap_sites[k].offset) << where;
+                EXPECT_EQ(code.trap_sites[k].ir_inst, fresh.trap_sites[k].ir_inst) << where;
+            }
+            ASSERT_EQ(code.relocations.size(), fresh.relocations.size()) << where;
+            for (size_t k = 0; k < code.relocations.size(); ++k)
+                EXPECT_EQ(code.relocations[k].offset, fresh.relocations[k].offset) << where;
             ++compiled;
         }
     }

@@ -29,6 +29,28 @@ using asmjit::Imm;
 using asmjit::Label;
 using ra::Allocation;
 
+/// A 16-byte slot of the callee-saved area: a pair (stp/ldp) of one
+/// class, one register, or the odd x register with the odd d register.
+struct SavedReg {
+    uint8_t hw;
+    bool fp;
+};
+struct SaveSlot {
+    SavedReg first, second;
+    bool pair;  // both registers saved (else only `first`)
+};
+
+struct EmitContext::State {
+    asmjit::CodeHolder code;
+    a64::Assembler assembler;  // attached to `code` per function
+    std::vector<uint32_t> forward, slot_offset, next, identity;
+    std::vector<uint8_t> has_edits, saved_gprs, saved_fprs;
+    std::vector<SaveSlot> save_slots;
+};
+
+EmitContext::EmitContext() : state_(std::make_unique<State>()) {}
+EmitContext::~EmitContext() = default;
+
 namespace {
 
 constexpr uint8_t kIp0 = regs::X16, kIp1 = regs::X17;
@@ -40,8 +62,11 @@ Imm cc_imm(Cond c) { return Imm(static_cast<uint32_t>(cc_of(c))); }
 
 class Emitter : isa::EmitterBase {
 public:
-    Emitter(const Function& f, const VCode& vc, const ra::Output& al, CompiledCode& out)
-        : EmitterBase(out), f_(f), vc_(vc), al_(al) {}
+    Emitter(const Function& f, const VCode& vc, const ra::Output& al, CompiledCode& out, EmitContext::State& st)
+        : EmitterBase(out, st.code), f_(f), vc_(vc), al_(al), st_(st), a_(st.assembler), forward_(st.forward),
+          save_slots_(st.save_slots), slot_offset_(st.slot_offset) {
+        save_slots_.clear();
+    }
 
     std::string run();
 
@@ -95,19 +120,9 @@ private:
     const VCode& vc_;
     const ra::Output& al_;
 
-    a64::Assembler a_;
-    std::vector<uint32_t> forward_;
-
-    /// A 16-byte slot of the callee-saved area: a pair (stp/ldp) of one
-    /// class, one register, or the odd x register with the odd d register.
-    struct SavedReg {
-        uint8_t hw;
-        bool fp;
-    };
-    struct SaveSlot {
-        SavedReg first, second;
-        bool pair;  // both registers saved (else only `first`)
-    };
+    EmitContext::State& st_;  // kept between functions; the tables below are its
+    a64::Assembler& a_;
+    std::vector<uint32_t>& forward_;
     void save_one(SavedReg r, const a64::Mem& m) {
         if (r.fp) a_.str(a64::d(r.hw), m);
         else a_.str(a64::x(r.hw), m);
@@ -116,10 +131,10 @@ private:
         if (r.fp) a_.ldr(a64::d(r.hw), m);
         else a_.ldr(a64::x(r.hw), m);
     }
-    std::vector<SaveSlot> save_slots_;  // in push order, below the frame record
+    std::vector<SaveSlot>& save_slots_;  // in push order, below the frame record
     uint32_t frame_size_ = 0;  // bytes below the callee-saved registers
     uint32_t spill_base_ = 0;
-    std::vector<uint32_t> slot_offset_;
+    std::vector<uint32_t>& slot_offset_;
 };
 
 void Emitter::mov_imm(a64::Gp d, uint64_t v) {
@@ -217,7 +232,10 @@ void Emitter::layout_frame() {
     };
     for (const Allocation& a : al_.allocs) mark(a);
     for (const ra::Edit& e : al_.edits) mark(e.to);
-    std::vector<uint8_t> saved_gprs, saved_fprs;
+    std::vector<uint8_t>& saved_gprs = st_.saved_gprs;
+    std::vector<uint8_t>& saved_fprs = st_.saved_fprs;
+    saved_gprs.clear();
+    saved_fprs.clear();
     for (uint8_t r = regs::X19; r <= regs::X28; ++r) {
         if (used[0][r]) saved_gprs.push_back(r);
     }
@@ -225,6 +243,7 @@ void Emitter::layout_frame() {
         if (used[1][r]) saved_fprs.push_back(r);
     }
     spill_base_ = vc_.outgoing_args_size;
+    slot_offset_.clear();
     uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
     frame_size_ = (off + 15) / 16 * 16;
     // Pairs of each class; an odd x and an odd d share the last slot.
@@ -915,10 +934,8 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
 }
 
 void Emitter::find_forwarded_blocks() {
-    std::vector<uint8_t> has_edits;
-    std::vector<uint32_t> next;
     compute_forwarding(
-        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, has_edits, next, forward_);
+        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.has_edits, st_.next, forward_);
 }
 
 std::string Emitter::run() {
@@ -929,8 +946,7 @@ std::string Emitter::run() {
     find_forwarded_blocks();
     prologue();
     size_t edit = 0;
-    std::vector<uint32_t> identity;
-    const std::vector<uint32_t>& order = code_order(vc_, identity);
+    const std::vector<uint32_t>& order = code_order(vc_, st_.identity);
     for (uint32_t k = 0; k < nb; ++k) {
         const uint32_t b = order[k];
         if (final_block(b) != b) continue;
@@ -950,10 +966,16 @@ std::string Emitter::run() {
 
 }  // namespace
 
-std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc, CompiledCode& out) {
+std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc, CompiledCode& out,
+                          EmitContext& ctx) {
     out.clear();
-    Emitter e(func, vcode, alloc, out);
+    Emitter e(func, vcode, alloc, out, ctx.state());
     return e.run();
+}
+
+std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc, CompiledCode& out) {
+    EmitContext ctx;
+    return emit_function(func, vcode, alloc, out, ctx);
 }
 
 }  // namespace heron::aarch64

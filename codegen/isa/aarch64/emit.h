@@ -6,6 +6,7 @@
 // loader through relocations, as on x86-64).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "codegen/ir/function.h"
@@ -14,8 +15,27 @@
 
 namespace heron::aarch64 {
 
+/// What emission keeps from one function to the next (the TargetIsa holds
+/// one): asmjit's CodeHolder and assembler (the CodeHolder is emptied per
+/// function, its memory reused) and the emitter's tables. Defined in
+/// emit.cpp.
+class EmitContext {
+public:
+    EmitContext();
+    ~EmitContext();
+    EmitContext(const EmitContext&) = delete;
+    EmitContext& operator=(const EmitContext&) = delete;
+    struct State;
+    State& state() { return *state_; }
+
+private:
+    std::unique_ptr<State> state_;
+};
+
 /// Emits `vcode` with the allocation `alloc`. Returns an empty string on
-/// success.
+/// success. The overload without a context uses a fresh one.
+std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc, CompiledCode& out,
+                          EmitContext& ctx);
 std::string emit_function(const Function& func, const VCode& vcode, const ra::Output& alloc, CompiledCode& out);
 
 }  // namespace heron::aarch64

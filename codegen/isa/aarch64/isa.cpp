@@ -24,7 +24,7 @@ public:
             err = ra::check(vcode_.ra, aarch64::machine_env(), alloc_);
             if (!err.empty()) return "register allocation checker: " + err;
         }
-        return aarch64::emit_function(func, vcode_, alloc_, out);
+        return aarch64::emit_function(func, vcode_, alloc_, out, emit_ctx_);
     }
 
 private:
@@ -32,6 +32,7 @@ private:
     LowerContext lower_ctx_;
     ra::Output alloc_;
     ra::Context ractx_;
+    aarch64::EmitContext emit_ctx_;
 };
 
 }  // namespace
