@@ -115,23 +115,31 @@ JitResult<CodeRegion> CodeMemory::allocate(size_t code_size, size_t rodata_size)
     for (size_t p = offset / ps; p <= (offset + code_size - 1) / ps; ++p) ++c.live[p];
     ++c.live_regions;
 
-    const uint32_t si = new_slot();
-    Slot& s = slots_[si];
-    s = Slot{};
-    s.id = next_id_++;
-    if (next_id_ == 0) next_id_ = 1;
+    Slot s;
     s.chunk = win_chunk_;
     s.base = c.base + offset;
     s.offset = offset;
     s.code_size = code_size;
-    open_.push_back(si);
-    ++live_regions_;
+    CodeRegion region = add_region(s);
+    open_.push_back(region.slot);
+    return region;
+}
 
+CodeRegion CodeMemory::add_region(Slot s) {
+    s.id = next_id_++;
+    if (next_id_ == 0) next_id_ = 1;
+    const uint32_t si = new_slot();
+    slots_[si] = s;
+    ++live_regions_;
     CodeRegion region;
     region.id = s.id;
     region.slot = si;
     region.code = s.base;
-    region.code_size = code_size;
+    region.code_size = s.code_size;
+    if (s.rodata_size > 0) {
+        region.rodata = s.base + s.code_pages_bytes;
+        region.rodata_size = s.rodata_size;
+    }
     return region;
 }
 
@@ -147,20 +155,7 @@ JitResult<CodeRegion> CodeMemory::allocate_own_mapping(size_t code_size, size_t 
     if (base == MAP_FAILED) return JitError{errno_text("mmap")};
     m.base = static_cast<uint8_t*>(base);
     std::memset(m.base, kTrapFiller, m.code_pages_bytes);
-    m.id = next_id_++;
-    if (next_id_ == 0) next_id_ = 1;
-    const uint32_t si = new_slot();
-    slots_[si] = m;
-    ++live_regions_;
-
-    CodeRegion region;
-    region.id = m.id;
-    region.slot = si;
-    region.code = m.base;
-    region.code_size = code_size;
-    region.rodata = m.base + m.code_pages_bytes;
-    region.rodata_size = rodata_size;
-    return region;
+    return add_region(m);
 }
 
 bool CodeMemory::in_unsealed_span(uint32_t chunk, size_t page) const {

@@ -130,6 +130,9 @@ private:
     JitResult<Slot*> find(const CodeRegion& region, const char* what);
     const Slot* find(const CodeRegion& region) const;
     JitResult<CodeRegion> allocate_own_mapping(size_t code_size, size_t rodata_size);
+    /// Records `s` (its place and sizes filled in) as a live region with a
+    /// new id, and returns the region it describes.
+    CodeRegion add_region(Slot s);
     std::optional<JitError> open_window(size_t bytes);
     std::optional<JitError> seal(const Span& span);
     bool in_unsealed_span(uint32_t chunk, size_t page) const;
