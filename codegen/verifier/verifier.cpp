@@ -18,6 +18,7 @@
 // in Cranelift.
 #include "codegen/verifier/verifier.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -95,19 +96,182 @@ std::string TypeSet::describe() const {
     return s;
 }
 
-/// InstructionData::num_fixed_args by opcode, built once.
-unsigned fixed_arg_count(Opcode op) {
-    static const std::array<uint8_t, 256> counts = [] {
-        std::array<uint8_t, 256> c{};
-        for (unsigned i = 0; i < kNumOpcodes; ++i) {
-            InstructionData d;
-            d.opcode = static_cast<Opcode>(i);
-            c[i] = static_cast<uint8_t>(d.num_fixed_args());
-        }
-        return c;
-    }();
-    return counts[static_cast<uint8_t>(op)];
+/// The typing classes whose rule is "operands 0..n-1 have the type of
+/// operand `ref`, which is in `allowed`" (some with a further check of
+/// their own, in verify_typing).
+struct UniformRule {
+    unsigned n = 0, ref = 0;
+    TypeSet allowed{};
+};
+constexpr std::optional<UniformRule> uniform_rule(Typing typing) {
+    switch (typing) {
+    case Typing::Int1: return UniformRule{1, 0, kAnyInt};
+    case Typing::Int2:
+    case Typing::IntOverflow:
+    case Typing::IntCmp: return UniformRule{2, 0, kAnyInt};
+    case Typing::IntCarry: return UniformRule{2, 1, kAnyInt};
+    case Typing::IntAddTrap: return UniformRule{2, 0, TypeSet{types::I32, types::I64}};
+    case Typing::Bitwise1: return UniformRule{1, 0, kAnyScalar};
+    case Typing::Bitwise2: return UniformRule{2, 0, kAnyScalar};
+    case Typing::Bitwise3: return UniformRule{3, 1, kAnyScalar};
+    case Typing::Bswap: return UniformRule{1, 0, TypeSet{types::I16, types::I32, types::I64}};
+    case Typing::FloatCmp: return UniformRule{2, 0, kAnyFloat};
+    case Typing::Float1: return UniformRule{1, 0, kAnyFloat};
+    case Typing::Float2: return UniformRule{2, 0, kAnyFloat};
+    case Typing::Float3: return UniformRule{3, 1, kAnyFloat};
+    default: return std::nullopt;
+    }
 }
+
+/// The types a load's `.T` may have.
+TypeSet load_types(Opcode op) {
+    switch (op) {
+    case Opcode::Uload8:
+    case Opcode::Sload8: return TypeSet{types::I16, types::I32, types::I64};
+    case Opcode::Uload16:
+    case Opcode::Sload16: return TypeSet{types::I32, types::I64};
+    case Opcode::Uload32:
+    case Opcode::Sload32: return TypeSet{types::I64};
+    default: return kAnyScalar;
+    }
+}
+
+/// The types a store's value operand may have.
+TypeSet store_types(Opcode op) {
+    switch (op) {
+    case Opcode::Istore8: return TypeSet{types::I16, types::I32, types::I64};
+    case Opcode::Istore16: return TypeSet{types::I32, types::I64};
+    case Opcode::Istore32: return TypeSet{types::I64};
+    default: return kAnyScalar;
+    }
+}
+
+/// How Verifier::quick_inst finishes an opcode's typing check (what
+/// verify_typing accepts silently beyond the uniform rule).
+enum class QuickTyping : uint8_t {
+    Done,       // nothing more (or the uniform rule alone)
+    IntConst,   // `.T` an integer type holding the immediate
+    F32Const,   // immediate within 32 bits
+    IntCarry,   // operand 2 is i8
+    TrapCode,   // a trap code (code != 0)
+    IntCC,      // code < kNumIntCC
+    FloatCC,    // code < kNumFloatCC
+    Shift,      // operands 0 and 1 integers
+    Condition,  // operand 0 an integer (and a trap code for trapz/trapnz)
+    Load,       // `.T` in `memory`, operand 0 a pointer, endianness
+    Store,      // operand 0 in `memory`, operand 1 a pointer, not readonly, endianness
+    Slow,       // verify_typing
+};
+
+/// Where an opcode's controlling type comes from (ctrl_type).
+enum class QuickCtrl : uint8_t { Suffix, Arg0, Arg1, Fixed };
+
+/// What the walk needs of an opcode, in one table read instead of calls of
+/// InstructionData::num_fixed_args and DataFlowGraph::fixed_result_types
+/// (out of line) and several opcode_info reads for every instruction.
+/// Built from those at startup, for every byte an opcode can hold.
+struct OpcodeShape {
+    enum Flag : uint8_t { kQuick = 1, kTerminator = 2, kBranch = 4, kCall = 8, kReturn = 16 };
+    uint8_t flags = 0;
+    uint8_t fixed_args = 0;
+    uint8_t fixed_results = 0;  // when the opcode's result count is fixed
+    uint8_t dests = 0;          // jump 1, brif 2 (in `dests`); quick_inst checks them as verify_branch
+    QuickTyping typing = QuickTyping::Slow;
+    QuickCtrl ctrl = QuickCtrl::Fixed;
+    Type fixed_ctrl;            // QuickCtrl::Fixed
+    UniformRule uniform;        // n == 0: the typing class is not uniform
+    TypeSet memory{};           // Load: `.T`; Store: the value operand
+    /// Result types by the controlling type's code, for the codes below
+    /// kShapeTypeCodes (larger codes ask fixed_result_types itself).
+    Type result[8][2];
+};
+constexpr unsigned kShapeTypeCodes = 8;
+
+QuickTyping quick_typing(const OpcodeInfo& info) {
+    switch (info.typing) {
+    case Typing::NoTyping:
+    case Typing::F64Const:
+    case Typing::Int1:
+    case Typing::Int2:
+    case Typing::IntOverflow:
+    case Typing::Bitwise1:
+    case Typing::Bitwise2:
+    case Typing::Bitwise3:
+    case Typing::Bswap:
+    case Typing::Float1:
+    case Typing::Float2:
+    case Typing::Float3: return QuickTyping::Done;
+    case Typing::IntConst: return QuickTyping::IntConst;
+    case Typing::F32Const: return QuickTyping::F32Const;
+    case Typing::IntCarry: return QuickTyping::IntCarry;
+    case Typing::IntAddTrap: return QuickTyping::TrapCode;
+    case Typing::IntCmp: return QuickTyping::IntCC;
+    case Typing::FloatCmp: return QuickTyping::FloatCC;
+    case Typing::Shift: return QuickTyping::Shift;
+    case Typing::Condition: return QuickTyping::Condition;
+    case Typing::Load: return QuickTyping::Load;
+    case Typing::Store: return QuickTyping::Store;
+    default: return QuickTyping::Slow;
+    }
+}
+
+std::array<OpcodeShape, 256> build_opcode_shapes() {
+    std::array<OpcodeShape, 256> shapes{};
+    for (unsigned op = 0; op < 256; ++op) {
+        OpcodeShape& s = shapes[op];
+        InstructionData d;
+        d.opcode = static_cast<Opcode>(op);
+        const OpcodeInfo& info = opcode_info(d.opcode);
+        s.fixed_args = static_cast<uint8_t>(d.num_fixed_args());
+        if (is_terminator(d.opcode)) s.flags |= OpcodeShape::kTerminator;
+        if (is_branch(d.opcode)) s.flags |= OpcodeShape::kBranch;
+        if (is_call(d.opcode)) s.flags |= OpcodeShape::kCall;
+        if (d.opcode == Opcode::Return) s.flags |= OpcodeShape::kReturn;
+        if (info.results == kVarResults) continue;
+        for (unsigned c = 0; c < kShapeTypeCodes; ++c) {
+            s.fixed_results = static_cast<uint8_t>(
+                DataFlowGraph::fixed_result_types(info, Type(static_cast<Type::Code>(c)), s.result[c]));
+        }
+        if (const auto rule = uniform_rule(info.typing)) s.uniform = *rule;
+        if (info.typing == Typing::Load) s.memory = load_types(d.opcode);
+        if (info.typing == Typing::Store) s.memory = store_types(d.opcode);
+        s.typing = quick_typing(info);
+        if (info.format == InstructionFormat::Trap) {  // verify_typing's last check
+            s.typing = s.typing == QuickTyping::Done ? QuickTyping::TrapCode : QuickTyping::Slow;
+        }
+        unsigned ctrl_args = 0;  // operands the controlling type needs
+        switch (info.ctrl) {
+        case CtrlSource::Result: s.ctrl = QuickCtrl::Suffix; break;
+        case CtrlSource::Arg0:
+            s.ctrl = QuickCtrl::Arg0;
+            ctrl_args = 1;
+            break;
+        case CtrlSource::Arg1:
+            s.ctrl = QuickCtrl::Arg1;
+            ctrl_args = 2;
+            break;
+        case CtrlSource::None:
+            s.fixed_ctrl = info.typing == Typing::F32Const   ? types::F32
+                           : info.typing == Typing::F64Const ? types::F64
+                                                             : Type();
+            break;
+        }
+        unsigned typing_args = std::max(ctrl_args, s.uniform.n);
+        if (s.typing == QuickTyping::IntCarry) typing_args = 3;
+        if (s.typing == QuickTyping::Shift || s.typing == QuickTyping::Store) typing_args = 2;
+        if (s.typing == QuickTyping::Condition || s.typing == QuickTyping::Load) typing_args = 1;
+        if (info.format == InstructionFormat::Jump) s.dests = 1;
+        if (info.format == InstructionFormat::Brif) s.dests = 2;
+        if (op < kNumOpcodes && (!is_branch(d.opcode) || s.dests != 0) && !is_call(d.opcode) &&
+            typing_args <= s.fixed_args) {
+            s.flags |= OpcodeShape::kQuick;
+        }
+    }
+    return shapes;
+}
+
+// Initialized before main (no guard on each read).
+const std::array<OpcodeShape, 256> kOpcodeShapes = build_opcode_shapes();
 
 /// Whether print_inst can print `d` (it indexes name tables by code).
 bool printable(const InstructionData& d) {
@@ -122,25 +286,35 @@ bool printable(const InstructionData& d) {
 struct VerifierContext::Tables {
     /// By value (not resolved): what a use needs to know. The type is set
     /// for every value before the blocks are walked (prepare_values); the
-    /// rest when the walk reaches the value's definition and finds it sound
-    /// (verify_block_params, verify_results). `block` is 0 until then, and
-    /// for aliases: such uses take the slow path in verify_use, which checks
-    /// everything itself and reports the fault, if any.
+    /// dominator-tree numbers when the walk reaches the value's definition
+    /// and finds it sound (verify_block_params, verify_results). Until then,
+    /// and for aliases, they are (UINT32_MAX, 0), which no use accepts: such uses
+    /// take the slow path in verify_use, which checks everything itself and
+    /// reports the fault, if any.
+    ///
+    /// A use in a block with numbers (pre, post) is fine when
+    /// dt_pre <= pre && post <= dt_post: the defining block dominates the
+    /// using one (or is the same: a definition earlier in this block, as
+    /// the walk enters an instruction's results after its operands).
+    /// Unreachable blocks, as users and as definers, get kUnreachable
+    /// (uses there are checked for definedness only).
     struct UseInfo {
-        Type type;           // type of the resolved value; invalid when dangling
-        uint32_t block = 0;  // 1 + block of the definition, once walked
-        uint32_t dt_pre = 0, dt_post = 0;  // of the defining block in the dominator tree
+        Type type;  // type of the resolved value; invalid when dangling
+        uint32_t dt_pre = UINT32_MAX, dt_post = 0;
     };
+    static constexpr std::pair<uint32_t, uint32_t> kUnreachable{UINT32_MAX - 1, 0};
 
     ControlFlowGraph cfg;
     DominatorTree domtree;
     std::vector<Value> resolved;  // by value: alias target, or reserved for a cycle
     std::vector<UseInfo> uses;
-    std::vector<std::pair<uint32_t, uint32_t>> block_dt;  // by block: dominator-tree (pre, post)
     std::vector<uint8_t> alias_state;
     std::vector<Value> alias_path;
-    std::vector<uint8_t> block_seen;
-    std::vector<uint8_t> inst_seen;
+    // Not uint8_t: a store through a character type may alias anything,
+    // and the walk's reads would be reloaded after each mark.
+    enum class Seen : uint8_t { No, Yes };
+    std::vector<Seen> block_seen;
+    std::vector<Seen> inst_seen;
     std::vector<Type> expected;
 };
 
@@ -152,6 +326,8 @@ VerifierContext& VerifierContext::operator=(VerifierContext&&) noexcept = defaul
 namespace {
 
 using UseInfo = VerifierContext::Tables::UseInfo;
+using Tables = VerifierContext::Tables;
+using Seen = Tables::Seen;
 
 class Verifier {
 public:
@@ -164,7 +340,6 @@ public:
           domtree_(t.domtree),
           resolved_(t.resolved),
           uses_(t.uses),
-          block_dt_(t.block_dt),
           alias_state_(t.alias_state),
           alias_path_(t.alias_path),
           block_seen_(t.block_seen),
@@ -196,28 +371,27 @@ private:
     void verify_block_params(Block b);
 
     // --- instructions ----------------------------------------------------------------
+    void report_terminator(Inst inst, Block b, bool terminator);
+    void check_inst(Inst inst, Block b, const InstructionData& d, const OpcodeShape& shape);
     // Inlined into verify_block's loop: one frame for the whole instruction.
-    [[gnu::always_inline]] void verify_inst(Inst inst, Block b);
+    [[gnu::always_inline]] bool quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape);
     /// The common case of verify_use, inline: the definition is sound and
     /// dominates the use. Anything else goes to verify_use.
     void check_use(Inst inst, Block b, Value v) {
-        if (v.index() < num_values_) {
-            const UseInfo& u = uses_[v.index()];
-            if (u.block != 0 && cur_reachable_) {
-                // Defined earlier in this block's walk (an instruction's own
-                // results are marked after its operands are checked), or in
-                // a block that dominates this one.
-                if (u.block - 1 == b.index()) return;
-                if (u.dt_pre <= cur_dt_pre_ && cur_dt_post_ <= u.dt_post) return;
-            } else if (u.block != 0) {
-                return;  // an unreachable use: definedness only
-            }
-        }
-        verify_use(inst, b, v);
+        if (!use_is_fine(v)) verify_use(inst, b, v);
+    }
+    /// See UseInfo.
+    bool use_is_fine(Value v) const {
+        if (v.index() >= num_values_) return false;
+        const UseInfo& u = uses_[v.index()];
+        return u.dt_pre <= cur_pre_ && cur_post_ <= u.dt_post;
     }
     void verify_use(Inst inst, Block b, Value v);
     /// Marks a sound definition (one the walk has checked) for check_use.
-    void define(Value v) { uses_[v.index()] = UseInfo{uses_[v.index()].type, cur_block_ + 1, cur_def_pre_, cur_def_post_}; }
+    void define(Value v) {
+        uses_[v.index()].dt_pre = cur_pre_;
+        uses_[v.index()].dt_post = cur_post_;
+    }
     /// Marks every result of `inst` whose definition names it back.
     void define_sound_results(Inst inst);
     [[gnu::always_inline]] void verify_results(Inst inst);
@@ -243,7 +417,6 @@ private:
     }
     void report_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed);
     void check_int_const(Inst inst);
-    void check_int_carry(Inst inst);
     void check_select(Inst inst);
     void check_conversion(Inst inst, TypeSet result, TypeSet input);
     void check_width_change(Inst inst);
@@ -298,21 +471,18 @@ private:
     DominatorTree& domtree_;
     std::vector<Value>& resolved_;
     std::vector<UseInfo>& uses_;
-    std::vector<std::pair<uint32_t, uint32_t>>& block_dt_;
     std::vector<uint8_t>& alias_state_;
     std::vector<Value>& alias_path_;
-    std::vector<uint8_t>& block_seen_;
-    std::vector<uint8_t>& inst_seen_;
+    std::vector<Seen>& block_seen_;
+    std::vector<Seen>& inst_seen_;
     std::vector<Type>& expected_;
     std::optional<Block> entry_;
     bool single_block_ = false;  // the layout is the entry block alone: no CFG or dominator tree
     uint32_t num_values_ = 0;
-    // The block being verified: its reachability and dominator-tree numbers.
-    bool cur_reachable_ = false;
-    uint32_t cur_dt_pre_ = 0, cur_dt_post_ = 0;
-    // The same block as a definition's: its index and dominator-tree
-    // numbers, none a reachable use satisfies when it is unreachable.
-    uint32_t cur_block_ = 0, cur_def_pre_ = 0, cur_def_post_ = 0;
+    bool has_aliases_ = false;  // resolved_ is filled (prepare_values)
+    // The block being verified, as a user and as a definer of values (see
+    // UseInfo): its dominator-tree numbers, or kUnreachable's.
+    uint32_t cur_pre_ = 0, cur_post_ = 0;
 };
 
 // --- reporting -------------------------------------------------------------------------
@@ -349,18 +519,18 @@ bool Verifier::run() {
     }
     prepare_values();
     verify_entry_block();
-    block_seen_.assign(dfg_.num_blocks(), 0);
-    inst_seen_.assign(dfg_.num_insts(), 0);
+    block_seen_.assign(dfg_.num_blocks(), Seen::No);
+    inst_seen_.assign(dfg_.num_insts(), Seen::No);
     for (Block b : layout_.blocks()) {
         if (!dfg_.block_is_valid(b)) {
             block_error(b, b.to_string() + " is in the layout but does not exist");
             break;  // its layout links cannot be trusted either
         }
-        if (block_seen_[b.index()]) {
+        if (block_seen_[b.index()] == Seen::Yes) {
             block_error(b, b.to_string() + " appears twice in the layout");
             break;
         }
-        block_seen_[b.index()] = 1;
+        block_seen_[b.index()] = Seen::Yes;
         verify_block(b);
     }
     return errors_.size() == errors_before;
@@ -460,34 +630,27 @@ void Verifier::resolve_aliases() {
     }
 }
 
-// Before the blocks are walked: each value's type (through aliases), and
-// each block's place in the dominator tree (an unreachable block gets
-// numbers no reachable use can satisfy). Definitions are marked sound as
-// the walk reaches them (UseInfo). Aliases (rare: the parser's `vA -> vB`
-// lines, passes that replace a value) are resolved only when the function
-// has any, by resolve_aliases, which reports cycles and dangling targets.
+// Before the blocks are walked: each value's type (through aliases).
+// Definitions are marked sound as the walk reaches them (UseInfo). Aliases
+// (rare: the parser's `vA -> vB` lines, passes that replace a value) are
+// resolved only when the function has any, by resolve_aliases, which
+// reports cycles and dangling targets; without them resolved_ stays unused
+// (resolved(v) is v).
 void Verifier::prepare_values() {
-    const uint32_t nb = dfg_.num_blocks();
-    block_dt_.resize(nb);
-    for (uint32_t i = 0; i < nb; ++i) {
-        const Block b(i);
-        block_dt_[i] = reachable(b) ? std::pair{dom_preorder(b), dom_postorder(b)} : std::pair{UINT32_MAX, 0u};
-    }
     num_values_ = dfg_.num_values();
-    resolved_.resize(num_values_);
     uses_.resize(num_values_);
     bool aliases = false;
     for (uint32_t i = 0; i < num_values_; ++i) {
         const ValueDef def = dfg_.value_def(Value(i));
         aliases |= def.kind == ValueDef::Kind::Alias && def.owner != i;
-        resolved_[i] = Value(i);
         uses_[i] = UseInfo{dfg_.value_type(Value(i))};
     }
+    has_aliases_ = aliases;
     if (!aliases) return;
     resolve_aliases();
     for (uint32_t i = 0; i < num_values_; ++i) {
         const Value r = resolved_[i];
-        if (r != Value(i)) uses_[i] = UseInfo{r.is_valid() ? uses_[r.index()].type : Type()};
+        if (r != Value(i)) uses_[i].type = r.is_valid() ? uses_[r.index()].type : Type();
     }
 }
 
@@ -523,45 +686,76 @@ void Verifier::verify_entry_block() {
 }
 
 void Verifier::verify_block(Block b) {
-    cur_reachable_ = reachable(b);
-    cur_dt_pre_ = cur_reachable_ ? dom_preorder(b) : 0;
-    cur_dt_post_ = cur_reachable_ ? dom_postorder(b) : 0;
-    cur_block_ = b.index();
-    cur_def_pre_ = block_dt_[b.index()].first;
-    cur_def_post_ = block_dt_[b.index()].second;
+    const auto [pre, post] = reachable(b) ? std::pair{dom_preorder(b), dom_postorder(b)} : Tables::kUnreachable;
+    cur_pre_ = pre;
+    cur_post_ = post;
     verify_block_params(b);
     auto last = layout_.last_inst(b);
     if (!last) {
         block_error(b, b.to_string() + " is empty");
         return;
     }
+    // The DFG's and the tables' arrays in locals: the walk reads them
+    // directly (every index is checked against its size first).
+    const uint32_t num_insts = dfg_.num_insts();
+    const InstructionData* const insts = num_insts ? &dfg_[Inst(0)] : nullptr;
+    Seen* const seen = inst_seen_.data();
     for (Inst inst : layout_.block_insts(b)) {
-        if (!dfg_.inst_is_valid(inst)) {
+        if (inst.index() >= num_insts) {
             block_error(b, inst.to_string() + " is in the layout of " + b.to_string() + " but does not exist");
             return;
         }
-        if (inst_seen_[inst.index()]) {
+        if (seen[inst.index()] == Seen::Yes) {
             block_error(b, inst.to_string() + " appears twice in the layout");
             return;
         }
-        inst_seen_[inst.index()] = 1;
-        if (layout_.inst_block(inst) != b) {
+        seen[inst.index()] = Seen::Yes;
+        if (layout_.inst_block(inst) != std::optional<Block>(b)) {
             inst_error(inst, inst.to_string() + " is laid out in " + b.to_string() + " but belongs to another block");
             continue;
         }
-        const Opcode op = dfg_[inst].opcode;
-        const bool at_end = inst == *last;
-        if (is_terminator(op) && !at_end) {
-            inst_error(inst, "terminator " + name(inst) + " is not at the end of " + b.to_string());
-        } else if (!is_terminator(op) && at_end) {
-            inst_error(inst, b.to_string() + " does not end with a terminator");
+        const InstructionData& d = insts[inst.index()];
+        const OpcodeShape& shape = kOpcodeShapes[static_cast<uint8_t>(d.opcode)];
+        const bool terminator = (shape.flags & OpcodeShape::kTerminator) != 0;
+        if (terminator != (inst == *last)) report_terminator(inst, b, terminator);
+        const bool quick = (shape.flags & OpcodeShape::kQuick) && d.vargs.empty() && quick_inst(inst, d, shape);
+        if (!quick) check_inst(inst, b, d, shape);
+        if (shape.flags & (OpcodeShape::kBranch | OpcodeShape::kCall | OpcodeShape::kReturn)) {
+            if ((shape.flags & OpcodeShape::kBranch) && !quick) verify_branch(inst);
+            if (shape.flags & OpcodeShape::kCall) verify_call(inst);
+            if (shape.flags & OpcodeShape::kReturn) verify_return(inst);
         }
-        verify_inst(inst, b);
+    }
+}
+
+void Verifier::report_terminator(Inst inst, Block b, bool terminator) {
+    if (terminator) {
+        inst_error(inst, "terminator " + name(inst) + " is not at the end of " + b.to_string());
+    } else {
+        inst_error(inst, b.to_string() + " does not end with a terminator");
     }
 }
 
 void Verifier::verify_block_params(Block b) {
     auto params = dfg_.block_params(b);
+    // The common case first: each parameter names this block and its
+    // position back and has a supported type. The loop below reports
+    // nothing then.
+    bool fine = true;
+    for (uint32_t i = 0; fine && i < params.size(); ++i) {
+        const uint32_t v = params[i].index();
+        if (v >= num_values_) {
+            fine = false;
+            break;
+        }
+        const ValueDef def = dfg_.value_def(Value(v));
+        fine = def.kind == ValueDef::Kind::Param && def.owner == b.index() && def.num == i &&
+               kAnyScalar.contains(dfg_.value_type(Value(v)));
+    }
+    if (fine) {
+        for (const Value v : params) define(v);
+        return;
+    }
     for (uint32_t i = 0; i < params.size(); ++i) {
         Value v = params[i];
         if (!dfg_.value_is_valid(v)) {
@@ -585,22 +779,138 @@ void Verifier::verify_block_params(Block b) {
 
 // --- instructions --------------------------------------------------------------------------
 
-inline void Verifier::verify_inst(Inst inst, Block b) {
-    const InstructionData& d = dfg_[inst];
-    if (!is_branch(d.opcode) && d.vargs.empty()) {
-        // DataFlowGraph::for_each_inst_value's walk for an instruction with
-        // fixed operands only, without its calls.
-        const unsigned n = fixed_arg_count(d.opcode);
-        for (unsigned i = 0; i < n; ++i) check_use(inst, b, d.args[i]);
+// The operand, result and typing checks in full, reporting every fault.
+void Verifier::check_inst(Inst inst, Block b, const InstructionData& d, const OpcodeShape& shape) {
+    if (!(shape.flags & OpcodeShape::kBranch) && d.vargs.empty()) {
+        // DataFlowGraph::for_each_inst_value's walk for an instruction
+        // with fixed operands only, without its calls.
+        for (unsigned i = 0; i < shape.fixed_args; ++i) check_use(inst, b, d.args[i]);
     } else {
         dfg_.for_each_inst_value(inst, [&](Value v) { check_use(inst, b, v); });
     }
     verify_results(inst);
     verify_typing(inst);
-    const Opcode op = dfg_[inst].opcode;
-    if (is_branch(op)) verify_branch(inst);
-    if (is_call(op)) verify_call(inst);
-    if (op == Opcode::Return) verify_return(inst);
+}
+
+// What check_inst accepts without a word, for the common instructions
+// (OpcodeShape::kQuick, no variable operands), without side effects until
+// it has said yes: then the results are entered as verify_results enters
+// them. Anything it does not accept (faults, and the cases it does not
+// know) goes through check_inst, which reports exactly what it always did;
+// so a "no" here is never wrong, only slower.
+inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape) {
+    UseInfo* const uses = uses_.data();
+    const uint32_t nv = num_values_;
+    const uint32_t pre = cur_pre_, post = cur_post_;
+    // Operands: check_use's test, and their types.
+    Type t[3];
+    for (unsigned i = 0; i < shape.fixed_args; ++i) {
+        const uint32_t v = d.args[i].index();
+        if (v >= nv) return false;
+        const UseInfo& u = uses[v];
+        if (u.dt_pre > pre || post > u.dt_post) return false;
+        t[i] = u.type;
+    }
+    // Branch destinations: their arguments as operands (check_use), and
+    // verify_branch's checks.
+    for (unsigned j = 0; j < shape.dests; ++j) {
+        const BlockCall& dest = d.dests[j];
+        if (!dest.is_valid()) return false;
+        const ValueListPool& pool = dfg_.value_lists;
+        const Block target = dest.block(pool);
+        if (target.index() >= dfg_.num_blocks() || !layout_.is_block_inserted(target) || target == entry_) {
+            return false;
+        }
+        const auto params = dfg_.block_params(target);
+        const uint32_t n = dest.num_args(pool);
+        if (n != params.size()) return false;
+        for (uint32_t k = 0; k < n; ++k) {
+            const uint32_t v = dest.arg(k, pool).index();
+            const uint32_t p = params[k].index();
+            if (v >= nv || p >= nv) return false;
+            const UseInfo& u = uses[v];
+            if (u.dt_pre > pre || post > u.dt_post) return false;
+            if (!u.type.is_valid() || u.type != dfg_.value_type(Value(p))) return false;
+        }
+    }
+    // The controlling type (ctrl_type; kQuick: its operand is fixed) and
+    // verify_typing's `.T` check.
+    Type ctrl;
+    switch (shape.ctrl) {
+    case QuickCtrl::Suffix: ctrl = d.type; break;
+    case QuickCtrl::Arg0: ctrl = t[0]; break;
+    case QuickCtrl::Arg1: ctrl = t[1]; break;
+    case QuickCtrl::Fixed: ctrl = shape.fixed_ctrl; break;
+    }
+    if ((shape.ctrl == QuickCtrl::Arg0 || shape.ctrl == QuickCtrl::Arg1) && d.type.is_valid() && ctrl.is_valid() &&
+        ctrl != d.type) {
+        return false;
+    }
+    // Results: verify_results' fast path.
+    if (ctrl.code() >= kShapeTypeCodes) return false;
+    const auto results = dfg_.inst_results(inst);
+    const unsigned nr = shape.fixed_results;
+    if (results.size() != nr) return false;
+    const Type* fixed = shape.result[ctrl.code()];
+    for (unsigned i = 0; i < nr; ++i) {
+        const uint32_t v = results[i].index();
+        if (v >= nv) return false;
+        const ValueDef def = dfg_.value_def(Value(v));
+        if (def.kind != ValueDef::Kind::Result || def.owner != inst.index() || def.num != i) return false;
+        if (fixed[i].is_valid() && dfg_.value_type(Value(v)) != fixed[i]) return false;
+    }
+    // Typing: what verify_typing accepts silently.
+    const UniformRule& rule = shape.uniform;
+    if (rule.n != 0) {
+        const Type want = t[rule.ref];
+        if (!rule.allowed.contains(want) || t[0] != want) return false;
+        if (rule.n > 1 && t[1] != want) return false;
+        if (rule.n > 2 && t[2] != want) return false;
+    }
+    switch (shape.typing) {
+    case QuickTyping::Done: break;
+    case QuickTyping::IntConst:
+        if (!kAnyInt.contains(d.type) || (d.imm & ~d.type.mask()) != 0) return false;
+        break;
+    case QuickTyping::F32Const:
+        if (d.imm > 0xffff'ffffu) return false;
+        break;
+    case QuickTyping::IntCarry:
+        if (t[2] != types::I8) return false;
+        break;
+    case QuickTyping::TrapCode:
+        if (d.code == 0) return false;
+        break;
+    case QuickTyping::IntCC:
+        if (d.code >= kNumIntCC) return false;
+        break;
+    case QuickTyping::FloatCC:
+        if (d.code >= kNumFloatCC) return false;
+        break;
+    case QuickTyping::Shift:
+        if (!kAnyInt.contains(t[0]) || !kAnyInt.contains(t[1])) return false;
+        break;
+    case QuickTyping::Condition:
+        if (!kAnyInt.contains(t[0])) return false;
+        if (d.format() == InstructionFormat::CondTrap && d.code == 0) return false;
+        break;
+    case QuickTyping::Load:
+        if (!shape.memory.contains(d.type) || t[0] != types::POINTER) return false;
+        if (d.flags.has(MemFlags::Big) && d.flags.has(MemFlags::Little)) return false;
+        break;
+    case QuickTyping::Store:
+        if (!shape.memory.contains(t[0]) || t[1] != types::POINTER) return false;
+        if (d.flags.has(MemFlags::Readonly)) return false;
+        if (d.flags.has(MemFlags::Big) && d.flags.has(MemFlags::Little)) return false;
+        break;
+    case QuickTyping::Slow: return false;
+    }
+    for (unsigned i = 0; i < nr; ++i) {
+        UseInfo& u = uses[results[i].index()];
+        u.dt_pre = pre;
+        u.dt_post = post;
+    }
+    return true;
 }
 
 void Verifier::verify_use(Inst inst, Block b, Value v) {
@@ -612,7 +922,7 @@ void Verifier::verify_use(Inst inst, Block b, Value v) {
         inst_error(inst, "use of invalid value " + v.to_string());
         return;
     }
-    const Value r = resolved_[v.index()];
+    const Value r = has_aliases_ ? resolved_[v.index()] : v;
     if (!r.is_valid()) return;  // an alias cycle, reported once already
     auto shown = [&] { return v == r ? v.to_string() : v.to_string() + " (an alias of " + r.to_string() + ")"; };
     const ValueDef def = dfg_.value_def(r);
@@ -676,8 +986,15 @@ inline void Verifier::verify_results(Inst inst) {
     // report nothing then; anything else goes through them.
     const OpcodeInfo& info = opcode_info(dfg_[inst].opcode);
     if (info.results != kVarResults) {
-        Type fixed[2];
-        const unsigned n = DataFlowGraph::fixed_result_types(info, ctrl_type(inst), fixed);
+        const OpcodeShape& shape = kOpcodeShapes[static_cast<uint8_t>(dfg_[inst].opcode)];
+        const Type ctrl = ctrl_type(inst);
+        Type computed[2];
+        const Type* fixed = shape.result[ctrl.code() & (kShapeTypeCodes - 1)];
+        unsigned n = shape.fixed_results;
+        if (ctrl.code() >= kShapeTypeCodes) {
+            n = DataFlowGraph::fixed_result_types(info, ctrl, computed);
+            fixed = computed;
+        }
         bool ok = results.size() == n;
         for (unsigned i = 0; ok && i < n; ++i) {
             const Value v = results[i];
@@ -757,6 +1074,7 @@ inline void Verifier::verify_typing(Inst inst) {
             inst_error(inst, "type suffix ." + str(d.type) + " does not match the controlling type " + str(t));
         }
     }
+    if (const auto rule = uniform_rule(info.typing)) check_uniform(inst, rule->n, rule->ref, rule->allowed);
     switch (info.typing) {
     case Typing::NoTyping: break;
     case Typing::IntConst: check_int_const(inst); break;
@@ -764,28 +1082,26 @@ inline void Verifier::verify_typing(Inst inst) {
         if (d.imm > 0xffff'ffffu) inst_error(inst, "f32const immediate has bits set above bit 31");
         break;
     case Typing::F64Const: break;
-    case Typing::Int1: check_uniform(inst, 1, 0, kAnyInt); break;
+    case Typing::Int1:
     case Typing::Int2:
-    case Typing::IntOverflow: check_uniform(inst, 2, 0, kAnyInt); break;
-    case Typing::IntCarry: check_int_carry(inst); break;
-    case Typing::IntAddTrap:
-        check_uniform(inst, 2, 0, TypeSet{types::I32, types::I64});
-        check_trap_code(inst);
-        break;
-    case Typing::Bitwise1: check_uniform(inst, 1, 0, kAnyScalar); break;
-    case Typing::Bitwise2: check_uniform(inst, 2, 0, kAnyScalar); break;
-    case Typing::Bitwise3: check_uniform(inst, 3, 1, kAnyScalar); break;
+    case Typing::IntOverflow:
+    case Typing::Bitwise1:
+    case Typing::Bitwise2:
+    case Typing::Bitwise3:
+    case Typing::Bswap:
+    case Typing::Float1:
+    case Typing::Float2:
+    case Typing::Float3: break;  // uniform_rule
+    case Typing::IntCarry: expect_operand(inst, 2, TypeSet{types::I8}); break;
+    case Typing::IntAddTrap: check_trap_code(inst); break;
     case Typing::Shift:
         expect_operand(inst, 0, kAnyInt);
         expect_operand(inst, 1, kAnyInt);
         break;
-    case Typing::Bswap: check_uniform(inst, 1, 0, TypeSet{types::I16, types::I32, types::I64}); break;
     case Typing::IntCmp:
-        check_uniform(inst, 2, 0, kAnyInt);
         if (d.code >= kNumIntCC) inst_error(inst, "invalid integer condition code " + std::to_string(d.code));
         break;
     case Typing::FloatCmp:
-        check_uniform(inst, 2, 0, kAnyFloat);
         if (d.code >= kNumFloatCC) inst_error(inst, "invalid float condition code " + std::to_string(d.code));
         break;
     case Typing::Select: check_select(inst); break;
@@ -797,9 +1113,6 @@ inline void Verifier::verify_typing(Inst inst) {
     case Typing::Fdemote: check_conversion(inst, TypeSet{types::F32}, TypeSet{types::F64}); break;
     case Typing::FloatToInt: check_conversion(inst, kAnyInt, kAnyFloat); break;
     case Typing::IntToFloat: check_conversion(inst, kAnyFloat, kAnyInt); break;
-    case Typing::Float1: check_uniform(inst, 1, 0, kAnyFloat); break;
-    case Typing::Float2: check_uniform(inst, 2, 0, kAnyFloat); break;
-    case Typing::Float3: check_uniform(inst, 3, 1, kAnyFloat); break;
     case Typing::Load: check_load(inst); break;
     case Typing::Store: check_store(inst); break;
     case Typing::Address: check_address(inst); break;
@@ -827,11 +1140,6 @@ void Verifier::check_int_const(Inst inst) {
     const InstructionData& d = dfg_[inst];
     if ((d.imm & ~d.type.mask()) == 0) return;
     inst_error(inst, "iconst." + str(d.type) + " immediate has bits set above bit " + std::to_string(d.type.bits() - 1));
-}
-
-void Verifier::check_int_carry(Inst inst) {
-    check_uniform(inst, 2, 1, kAnyInt);
-    expect_operand(inst, 2, TypeSet{types::I8});
 }
 
 // The condition is independent of the arms.
@@ -875,30 +1183,13 @@ void Verifier::check_bitcast(Inst inst) {
 }
 
 void Verifier::check_load(Inst inst) {
-    TypeSet allowed = kAnyScalar;
-    switch (dfg_[inst].opcode) {
-    case Opcode::Uload8:
-    case Opcode::Sload8: allowed = TypeSet{types::I16, types::I32, types::I64}; break;
-    case Opcode::Uload16:
-    case Opcode::Sload16: allowed = TypeSet{types::I32, types::I64}; break;
-    case Opcode::Uload32:
-    case Opcode::Sload32: allowed = TypeSet{types::I64}; break;
-    default: break;
-    }
-    expect_ctrl(inst, allowed);
+    expect_ctrl(inst, load_types(dfg_[inst].opcode));
     expect_operand(inst, 0, TypeSet{types::POINTER});
     check_endianness(inst);
 }
 
 void Verifier::check_store(Inst inst) {
-    TypeSet allowed = kAnyScalar;
-    switch (dfg_[inst].opcode) {
-    case Opcode::Istore8: allowed = TypeSet{types::I16, types::I32, types::I64}; break;
-    case Opcode::Istore16: allowed = TypeSet{types::I32, types::I64}; break;
-    case Opcode::Istore32: allowed = TypeSet{types::I64}; break;
-    default: break;
-    }
-    expect_operand(inst, 0, allowed);
+    expect_operand(inst, 0, store_types(dfg_[inst].opcode));
     expect_operand(inst, 1, TypeSet{types::POINTER});
     if (dfg_[inst].flags.has(MemFlags::Readonly)) inst_error(inst, "a store cannot have the readonly flag");
     check_endianness(inst);
