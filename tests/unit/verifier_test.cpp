@@ -958,6 +958,65 @@ TEST_F(VerifierTest, AliasesAcrossBlocksTakeTheirTargetsDefinition) {
     EXPECT_EQ(errs[0].context, "inst3 (return v2) in block2");
 }
 
+// The walk takes the common instruction (fixed operands and results, a
+// jump or brif, the usual typing rules) through one quick check that says
+// only yes or no; on no, the full checks run and report. Each fault here
+// sits where that quick check must say no, in one function, and must come
+// out in order with the full checks' words and places.
+TEST_F(VerifierTest, FaultsInCommonInstructionsReportAsBefore) {
+    auto p = begin({F64, I64});
+    Block b1 = cur.insert_block();
+    Value q = f.dfg.append_block_param(b1, I32);
+    f.dfg.set_value_type(q, Type());
+    cur.at_bottom(b0);
+    Value c = cur.ins().fcmp(FloatCC::Eq, p[0], p[0]);
+    data(c).code = kNumFloatCC;
+    Value l = cur.ins().load(I64, MemFlags{}, p[1]);
+    data(l).flags.set(MemFlags::Big);
+    data(l).flags.set(MemFlags::Little);
+    Inst j = cur.ins().jump(b1, {});
+    f.dfg[j].dests[0] = BlockCall();
+    cur.at_bottom(b1);
+    Inst t = cur.ins().trap(TrapCode::user(1));
+    f.dfg[t].code = 0;
+    ASSERT_FALSE(verify_function(f, errs));
+    ASSERT_EQ(errs.size(), 5u) << format_verifier_errors(errs);
+    EXPECT_EQ(errs[0].message, "invalid float condition code 14");
+    EXPECT_EQ(errs[0].inst, inst_of(c));
+    EXPECT_EQ(errs[1].message, "flags little and big are exclusive");
+    EXPECT_EQ(errs[1].inst, inst_of(l));
+    EXPECT_EQ(errs[2].message, "jump has a missing destination");
+    EXPECT_EQ(errs[2].context, "inst2 (jump <no block>) in block0");
+    EXPECT_EQ(errs[3].message, "parameter 0 (v2) of block1 has unsupported type invalid");
+    EXPECT_EQ(errs[3].context, "block1");
+    EXPECT_EQ(errs[4].message, "trap has no trap code");
+    EXPECT_EQ(errs[4].inst, t);
+    EXPECT_EQ(errs[4].block, b1);
+}
+
+// A value defined in unreachable code serves uses in unreachable code
+// (checked for definedness only) but not in reachable code.
+TEST_F(VerifierTest, UnreachableDefinitionsServeOnlyUnreachableUses) {
+    auto p = begin({I32}, {I32});
+    Block b1 = cur.insert_block();
+    Block b2 = cur.insert_block();
+    Block b3 = cur.insert_block();
+    cur.ins().jump(b3);
+    cur.at_bottom(b1);
+    Value x = cur.ins().iadd(p[0], p[0]);
+    cur.ins().jump(b2);
+    cur.at_bottom(b2);
+    Value y = cur.ins().imul(x, x);
+    cur.ins().return_({y});
+    cur.at_bottom(b3);
+    Value z = cur.ins().isub(x, p[0]);
+    cur.ins().return_({z});
+    ASSERT_FALSE(verify_function(f, errs));
+    ASSERT_EQ(errs.size(), 1u) << format_verifier_errors(errs);
+    EXPECT_EQ(errs[0].message, "v1 used in block3 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[0].inst, inst_of(z));
+}
+
 TEST_F(VerifierTest, ErrorsAreAppended) {
     begin({});
     cur.ins().iconst(I32, 0);
