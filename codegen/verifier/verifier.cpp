@@ -190,17 +190,7 @@ constexpr unsigned kShapeTypeCodes = 8;
 QuickTyping quick_typing(const OpcodeInfo& info) {
     switch (info.typing) {
     case Typing::NoTyping:
-    case Typing::F64Const:
-    case Typing::Int1:
-    case Typing::Int2:
-    case Typing::IntOverflow:
-    case Typing::Bitwise1:
-    case Typing::Bitwise2:
-    case Typing::Bitwise3:
-    case Typing::Bswap:
-    case Typing::Float1:
-    case Typing::Float2:
-    case Typing::Float3: return QuickTyping::Done;
+    case Typing::F64Const: return QuickTyping::Done;
     case Typing::IntConst: return QuickTyping::IntConst;
     case Typing::F32Const: return QuickTyping::F32Const;
     case Typing::IntCarry: return QuickTyping::IntCarry;
@@ -211,7 +201,8 @@ QuickTyping quick_typing(const OpcodeInfo& info) {
     case Typing::Condition: return QuickTyping::Condition;
     case Typing::Load: return QuickTyping::Load;
     case Typing::Store: return QuickTyping::Store;
-    default: return QuickTyping::Slow;
+    default:  // the uniform rule alone, or verify_typing
+        return uniform_rule(info.typing) ? QuickTyping::Done : QuickTyping::Slow;
     }
 }
 
