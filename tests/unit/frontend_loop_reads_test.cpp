@@ -26,19 +26,6 @@ namespace {
 
 enum class Seal { Early, AtEnd, Shuffled };
 
-Signature i32_to_i32() {
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
-    return sig;
-}
-
-uint32_t count_params(const Function& f) {
-    uint32_t n = 0;
-    for (Block b : f.layout.blocks()) n += f.dfg.num_block_params(b);
-    return n;
-}
-
 // Builds loops by hand (header, body, latch, exit; the header tests the
 // condition), sealing each block when all its predecessors are known
 // (Early), all at the end (AtEnd), or at the end in a shuffled order.
@@ -73,13 +60,7 @@ public:
         b_.switch_to_block(inner);
         body();
         b_.def_var(var, b_.ins().iadd_imm(b_.use_var(var), 1));
-        b_.ins().jump(latch);
-        sealable(latch);
-        b_.switch_to_block(latch);
-        b_.ins().jump(header);
-        sealable(header);
-        sealable(exit);
-        b_.switch_to_block(exit);
+        fe_test::close_loop(b_, latch, header, exit, [this](Block blk) { sealable(blk); });
     }
 
     // if (cond) { then() }
@@ -110,7 +91,7 @@ void check(const std::function<Value(Builder&, Value)>& program, const std::func
     std::vector<uint32_t> params;
     const Seal seals[] = {Seal::Early, Seal::AtEnd, Seal::Shuffled, Seal::Shuffled, Seal::Shuffled};
     for (size_t o = 0; o < std::size(seals); ++o) {
-        Function f(ExternalName::testcase("loops"), i32_to_i32());
+        Function f(ExternalName::testcase("loops"), fe_test::i32_signature(1));
         FunctionBuilder b(f, ctx);
         Builder lb(b, seals[o], 1000 + o);
         Block entry = b.create_block();
@@ -126,7 +107,7 @@ void check(const std::function<Value(Builder&, Value)>& program, const std::func
         ASSERT_TRUE(verify_function(f, errors)) << "order " << o << "\n"
                                                 << format_verifier_errors(errors) << print_function(f);
         ASSERT_EQ(fe_test::trivial_params(f), "") << "order " << o << "\n" << print_function(f);
-        params.push_back(count_params(f));
+        params.push_back(fe_test::count_params(f));
         ASSERT_EQ(params.back(), params[0]) << "order " << o << " against sealing early\n" << print_function(f);
         for (int32_t a : args) {
             DataValue v = DataValue::i32(a);

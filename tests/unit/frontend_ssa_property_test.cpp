@@ -328,13 +328,7 @@ private:
             loops_.push_back(Loop{latch, exit});
             stmts(s.body);
             loops_.pop_back();
-            if (!b_.is_filled()) b_.ins().jump(latch);
-            sealable(latch);
-            b_.switch_to_block(latch);
-            b_.ins().jump(header);
-            sealable(header);
-            sealable(exit);
-            b_.switch_to_block(exit);
+            fe_test::close_loop(b_, latch, header, exit, [this](Block blk) { sealable(blk); });
             return;
         }
         case Stmt::Break: b_.ins().jump(target(s).exit); return;
@@ -356,20 +350,6 @@ private:
     std::vector<Block> spare_;  // made, not handed out yet
 };
 
-Signature two_i32_to_i32() {
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I32));
-    sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
-    return sig;
-}
-
-uint32_t count_params(const Function& f) {
-    uint32_t n = 0;
-    for (Block b : f.layout.blocks()) n += f.dfg.num_block_params(b);
-    return n;
-}
-
 struct Totals {
     uint32_t programs = 0, builds = 0, differing_param_counts = 0;
     uint32_t params = 0, undefined = 0, unreachable = 0;
@@ -388,7 +368,7 @@ void check_seal_orders(bool nested, uint64_t seeds, std::span<const SealOrder> o
         for (auto [a, b] : inputs) expect.push_back(Eval().result(program, a, b));
         std::vector<uint32_t> params;
         for (size_t o = 0; o < orders.size(); ++o) {
-            Function f(ExternalName::testcase("p"), two_i32_to_i32());
+            Function f(ExternalName::testcase("p"), fe_test::i32_signature(2));
             FunctionBuilder b(f, ctx);
             Emitter(b, orders[o], seed * 31 + o, nested).function(program);
             auto r = b.finalize();
@@ -398,7 +378,7 @@ void check_seal_orders(bool nested, uint64_t seeds, std::span<const SealOrder> o
                 << "seed " << seed << " order " << o << "\n" << format_verifier_errors(errors) << print_function(f);
             ASSERT_EQ(fe_test::trivial_params(f), "") << "seed " << seed << " order " << o << "\n"
                                                       << print_function(f);
-            params.push_back(count_params(f));
+            params.push_back(fe_test::count_params(f));
             t.params += params.back();
             for (const UndefinedRead& u : b.undefined_reads()) (u.unreachable ? t.unreachable : t.undefined)++;
             for (size_t i = 0; i < std::size(inputs); ++i) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/ir/function.h"
+#include "frontend/function_builder.h"
 
 namespace heron::fe_test {
 
@@ -47,6 +48,36 @@ inline std::string trivial_params(const Function& f) {
         }
     }
     return out;
+}
+
+/// Ends a loop as the tests build them: the body falls through to `latch`
+/// (unless it is filled), the latch jumps to `header`, `sealable(block)`
+/// is called for the latch, the header and `exit` (each test's sealing
+/// policy), and building goes on in `exit`.
+template <typename Sealable>
+void close_loop(FunctionBuilder& b, Block latch, Block header, Block exit, Sealable&& sealable) {
+    if (!b.is_filled()) b.ins().jump(latch);
+    sealable(latch);
+    b.switch_to_block(latch);
+    b.ins().jump(header);
+    sealable(header);
+    sealable(exit);
+    b.switch_to_block(exit);
+}
+
+/// A signature of `params` i32 parameters returning one i32.
+inline Signature i32_signature(int params) {
+    Signature sig;
+    for (int i = 0; i < params; ++i) sig.params.push_back(AbiParam(types::I32));
+    sig.returns.push_back(AbiParam(types::I32));
+    return sig;
+}
+
+/// Number of block parameters in the layout.
+inline uint32_t count_params(const Function& f) {
+    uint32_t n = 0;
+    for (Block b : f.layout.blocks()) n += f.dfg.num_block_params(b);
+    return n;
 }
 
 /// Number of instructions in the layout.
