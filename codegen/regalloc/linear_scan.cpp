@@ -49,6 +49,7 @@ private:
     uint32_t next_fixed(unsigned reg, const Interval& it) const {
         // Fixed ranges are sorted and disjoint: none left that starts before
         // the interval ends means no intersection.
+        if (!(fixed_ahead_[reg / kMaxRegsPerClass] & bit(reg))) return kMaxPos;
         const auto& fx = s_.fixed[reg];
         const uint32_t f = s_.fixed_cursor[reg];
         if (f >= fx.size() || fx[f].from >= it.end) return kMaxPos;
@@ -95,6 +96,12 @@ private:
     // interval or fixed ranges still ahead (a superset: advance() looks only
     // at these and drops the bits it finds stale).
     uint64_t busy_[kNumRegClasses] = {};
+    // Per class, by hw bit, supersets that advance() makes exact: registers
+    // whose inactive list may be non-empty, and registers whose fixed ranges
+    // are not all behind the scan position (so most registers' lists and
+    // cursors are never looked at).
+    uint64_t inactive_[kNumRegClasses] = {};
+    uint64_t fixed_ahead_[kNumRegClasses] = {};
 };
 
 uint32_t Scan::next_intersection(const Interval& a, const Interval& b) const {
@@ -267,33 +274,41 @@ void Scan::advance(unsigned cls, uint32_t pos) {
     class_position_[cls] = pos;
     for (uint64_t bits = busy_[cls]; bits; bits &= bits - 1) {
         const unsigned r = cls * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
+        const uint64_t rbit = bit(r);
         if (s_.active[r] != kNone) {
             Interval& a = iv_[s_.active[r]];
             if (a.end <= pos) {
                 s_.active[r] = kNone;
             } else if (!covers(a, pos)) {
                 s_.inactive[r].push_back(s_.active[r]);
+                inactive_[cls] |= rbit;
                 s_.active[r] = kNone;
             }
         }
-        auto& in = s_.inactive[r];
-        for (size_t k = 0; k < in.size();) {
-            Interval& j = iv_[in[k]];
-            if (j.end <= pos || covers(j, pos)) {
-                if (j.end > pos) {
-                    assert(s_.active[r] == kNone && "two intervals in one register");
-                    s_.active[r] = in[k];
+        if (inactive_[cls] & rbit) {
+            auto& in = s_.inactive[r];
+            for (size_t k = 0; k < in.size();) {
+                Interval& j = iv_[in[k]];
+                if (j.end <= pos || covers(j, pos)) {
+                    if (j.end > pos) {
+                        assert(s_.active[r] == kNone && "two intervals in one register");
+                        s_.active[r] = in[k];
+                    }
+                    in[k] = in.back();
+                    in.pop_back();
+                    continue;
                 }
-                in[k] = in.back();
-                in.pop_back();
-                continue;
+                ++k;
             }
-            ++k;
+            if (in.empty()) inactive_[cls] &= ~rbit;
         }
-        const auto& fx = s_.fixed[r];
-        uint32_t& fc = s_.fixed_cursor[r];
-        while (fc < fx.size() && fx[fc].to <= pos) ++fc;
-        if (s_.active[r] == kNone && in.empty() && fc == fx.size()) busy_[cls] &= ~bit(r);
+        if (fixed_ahead_[cls] & rbit) {
+            const auto& fx = s_.fixed[r];
+            uint32_t& fc = s_.fixed_cursor[r];
+            while (fc < fx.size() && fx[fc].to <= pos) ++fc;
+            if (fc == fx.size()) fixed_ahead_[cls] &= ~rbit;
+        }
+        if (s_.active[r] == kNone && !((inactive_[cls] | fixed_ahead_[cls]) & rbit)) busy_[cls] &= ~rbit;
     }
 }
 
@@ -301,7 +316,7 @@ void Scan::advance(unsigned cls, uint32_t pos) {
 inline uint32_t Scan::free_until(unsigned r, const Interval& it) const {
     if (s_.active[r] != kNone) return 0;
     uint32_t fu = next_fixed(r, it);
-    if (!(busy_[static_cast<unsigned>(it.cls)] & bit(r))) return fu;  // no inactive intervals
+    if (!(inactive_[static_cast<unsigned>(it.cls)] & bit(r))) return fu;  // no inactive intervals
     for (uint32_t j : s_.inactive[r]) {
         if (fu <= it.start) break;
         fu = std::min(fu, next_intersection(iv_[j], it));
@@ -491,6 +506,8 @@ std::string Scan::run() {
         }
         s_.scan_dirty.bits[c] = ~uint64_t{0};  // until the scan completes
         busy_[c] = s_.fixed_used.bits[c];  // fixed cursors are 0 (liveness reset them)
+        fixed_ahead_[c] = s_.fixed_used.bits[c];
+        inactive_[c] = 0;  // the lists of the registers reset above, and of all others, are empty
     }
     s_.free_slots.clear();
     s_.num_slots = 0;

@@ -504,6 +504,7 @@ std::string build_liveness(Context::Impl& s) {
     uint32_t* lu_end = s.lu_end.data();
     s.livein_pairs.clear();
     s.range_begin.resize(nv + 1);
+    uint32_t* range_begin = s.range_begin.data();
     // Ranges are written through a count (s.ranges may be longer than the
     // ranges in use; readers go by the intervals' range_begin/range_end).
     uint32_t nr = 0;
@@ -514,7 +515,7 @@ std::string build_liveness(Context::Impl& s) {
     uint32_t* spill_slot = s.spill_slot.data();
     std::vector<uint32_t>& stack = s.work;
     for (uint32_t v = 0; v < nv; ++v) {
-        s.range_begin[v] = nr;
+        range_begin[v] = nr;
         const uint32_t ub = use_begin[v], ue = use_begin[v + 1];
         if (ub == ue) {
             first_interval[v] = kNone;
@@ -582,7 +583,7 @@ std::string build_liveness(Context::Impl& s) {
             // order. Blocks are usually marked in layout order already.
             if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
             for (Range r : rs) {
-                if (nr > s.range_begin[v] && ranges[nr - 1].to >= r.from) {
+                if (nr > range_begin[v] && ranges[nr - 1].to >= r.from) {
                     ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
                     continue;
                 }
@@ -591,7 +592,7 @@ std::string build_liveness(Context::Impl& s) {
         }
 
         // One interval per vreg that has a location.
-        const uint32_t rb = s.range_begin[v], re = nr;
+        const uint32_t rb = range_begin[v], re = nr;
         Interval it;
         it.vreg = v;
         it.cls = static_cast<RegClass>(vclass[v]);
@@ -605,7 +606,7 @@ std::string build_liveness(Context::Impl& s) {
         s.intervals.push_back(it);
         spill_slot[v] = kNone;
     }
-    s.range_begin[nv] = nr;
+    range_begin[nv] = nr;
 
     // Live-in lists per block.
     s.livein_begin.assign(nb + 1, 0);
