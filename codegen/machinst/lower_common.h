@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <new>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "codegen/ir/function.h"
@@ -106,7 +108,12 @@ struct LowerContext {
     /// raw storage whose size only grows; finish_insts copies the used part
     /// into ra::Function::operands in program order.
     std::vector<ra::Operand> ops;
-    std::vector<uint32_t> op_counts;    // operands per instruction, parallel to VCode::insts
+    /// Machine instructions as lowering writes them (back to front, as the
+    /// operands): raw storage for the ISA's MInst (LowerBase; trivially
+    /// copyable, 8-byte aligned) whose size only grows; finish_insts copies
+    /// the used part into VCode::insts in program order.
+    std::vector<uint64_t> inst_words;
+    std::vector<uint32_t> op_counts;    // operands per instruction, parallel to inst_words; size only grows
     std::vector<uint32_t> block_sizes;  // instructions per VCode block
     std::vector<uint32_t> scratch;
     std::vector<ra::Operand> operand_list;  // LowerBase::operand_list()
@@ -127,9 +134,12 @@ protected:
     using OpT = decltype(MInstT::op);
     static constexpr uint32_t kNone = ~0u;
 
+    static_assert(std::is_trivially_copyable_v<MInstT> && alignof(MInstT) <= alignof(uint64_t) &&
+                  sizeof(MInstT) % sizeof(uint64_t) == 0);
+    static constexpr size_t kInstWords = sizeof(MInstT) / sizeof(uint64_t);
+
     LowerBase(const Function& f, VCode& out, LowerContext& ctx)
-        : f_(f), dfg_(f.dfg), out_(out), ctx_(ctx), order_(ctx.order), op_counts_(ctx.op_counts),
-          block_sizes_(ctx.block_sizes) {}
+        : f_(f), dfg_(f.dfg), out_(out), ctx_(ctx), order_(ctx.order), block_sizes_(ctx.block_sizes) {}
 
     // --- value/vreg plumbing ------------------------------------------------
     // Values take the vreg of their own number, temporaries the numbers
@@ -196,14 +206,17 @@ protected:
     }
     [[gnu::always_inline]] MInstT& push(OpT op, const ra::Operand* first, uint32_t n) {
         if (static_cast<size_t>(ops_end_ - ops_cur_) < n) [[unlikely]] grow_ops(n);
+        if (insts_cur_ == insts_end_) [[unlikely]] grow_insts();
         for (uint32_t k = 0; k < n; ++k) ops_cur_[k] = first[k];
         ops_cur_ += n;
-        op_counts_.push_back(n);
-        MInstT& m = out_.insts.emplace_back();
-        m.op = op;
-        m.ir_inst = cur_inst_;
-        return m;
+        *counts_cur_++ = n;
+        MInstT* m = ::new (static_cast<void*>(insts_cur_++)) MInstT();
+        m->op = op;
+        m->ir_inst = cur_inst_;
+        return *m;
     }
+    /// Machine instructions pushed so far in this function.
+    size_t num_insts() const { return static_cast<size_t>(insts_cur_ - insts_base()); }
     struct GroupMark {
         size_t insts, ops;
     };
@@ -215,25 +228,24 @@ protected:
         return ctx_.operand_list;
     }
     /// Where the next instruction and operand go.
-    GroupMark mark() const { return {out_.insts.size(), static_cast<size_t>(ops_cur_ - ops_base())}; }
+    GroupMark mark() const { return {num_insts(), static_cast<size_t>(ops_cur_ - ops_base())}; }
     GroupMark begin_group(uint32_t ir_inst) {
         cur_inst_ = ir_inst;
         return mark();
     }
     void end_group(GroupMark g) {
-        const size_t n = out_.insts.size() - g.insts;
-        if (n > 1) {
-            std::reverse(out_.insts.begin() + static_cast<ptrdiff_t>(g.insts), out_.insts.end());
-            std::reverse(op_counts_.begin() + static_cast<ptrdiff_t>(g.insts), op_counts_.end());
+        if (num_insts() - g.insts > 1) {
+            std::reverse(insts_base() + g.insts, insts_cur_);
+            std::reverse(counts_base() + g.insts, counts_cur_);
         }
         std::reverse(ops_base() + g.ops, ops_cur_);
     }
     /// Moves the instruction pushed last (and its operands) to position `at`
     /// of the current group, before the instructions pushed since.
     void move_last_to(GroupMark at) {
-        uint32_t nops = op_counts_.back();
-        std::rotate(out_.insts.begin() + static_cast<ptrdiff_t>(at.insts), out_.insts.end() - 1, out_.insts.end());
-        std::rotate(op_counts_.begin() + static_cast<ptrdiff_t>(at.insts), op_counts_.end() - 1, op_counts_.end());
+        const uint32_t nops = counts_cur_[-1];
+        std::rotate(insts_base() + at.insts, insts_cur_ - 1, insts_cur_);
+        std::rotate(counts_base() + at.insts, counts_cur_ - 1, counts_cur_);
         std::rotate(ops_base() + at.ops, ops_cur_ - nops, ops_cur_);
     }
 
@@ -276,7 +288,6 @@ protected:
     void begin_function() {
         out_.clear();
         order_.compute(f_);
-        op_counts_.clear();
         block_sizes_.clear();
         next_vreg_ = dfg_.num_values();
         ctx_.needed.assign(dfg_.num_values(), LowerContext::Flag::No);
@@ -284,25 +295,32 @@ protected:
         // Room for the usual case (an instruction or two per IR instruction,
         // a jump per edge block), so that pushing seldom grows an array.
         const size_t est = size_t{dfg_.num_insts()} + 2 * size_t{order_.num_vblocks()} + 8;
-        out_.insts.reserve(est);
-        op_counts_.reserve(est);
         block_sizes_.reserve(order_.num_vblocks());
         if (ctx_.ops.size() < 3 * est) ctx_.ops.resize(3 * est);
-        ops_cur_ = ctx_.ops.data();
+        ops_begin_ = ops_cur_ = ctx_.ops.data();
         ops_end_ = ops_cur_ + ctx_.ops.size();
+        if (ctx_.op_counts.size() < est) {
+            ctx_.op_counts.resize(est);
+            ctx_.inst_words.resize(est * kInstWords);
+        }
+        insts_begin_ = insts_cur_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data());
+        insts_end_ = insts_cur_ + ctx_.op_counts.size();
+        counts_cur_ = counts_base();
     }
 
     /// Lowers every block in reverse emission order, each backwards:
     /// `lower_inst(Inst)` for each instruction that is not skipped (a pure
     /// one with no needed result, or one `skip(Inst)` says), `lower_args()`
     /// at the top of the entry block, and an edge block's jump as `jmp`
-    /// with aux = the target. The first error either returns stops it.
+    /// with aux = the target. The first error either returns stops it:
+    /// `lower_inst` returns the message, or false with the message in
+    /// `error_` (no string to make and test per instruction).
     template <class LowerInst, class LowerArgs, class Skip>
     std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
         const Block entry = *f_.layout.entry_block();
         for (uint32_t vb = order_.num_vblocks(); vb-- > 0;) {
             const uint32_t ir = order_.ir_block(vb);
-            const size_t block_start = out_.insts.size();
+            const size_t block_start = num_insts();
             if (ir == kNone) {
                 // Edge block: a jump passing the edge's arguments.
                 for (Value a : order_.edge_args(order_.succ_begin(vb))) use(a);
@@ -313,8 +331,12 @@ protected:
                 for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
                     if (skip(*i) || unused(*i)) continue;
                     GroupMark g = begin_group(i->index());
-                    std::string err = lower_inst(*i);
-                    if (!err.empty()) [[unlikely]] return err;
+                    if constexpr (std::is_same_v<decltype(lower_inst(*i)), bool>) {
+                        if (!lower_inst(*i)) [[unlikely]] return std::move(error_);
+                    } else {
+                        std::string err = lower_inst(*i);
+                        if (!err.empty()) [[unlikely]] return err;
+                    }
                     end_group(g);
                 }
                 if (b == entry) {
@@ -324,7 +346,7 @@ protected:
                     end_group(g);
                 }
             }
-            block_sizes_.push_back(static_cast<uint32_t>(out_.insts.size() - block_start));
+            block_sizes_.push_back(static_cast<uint32_t>(num_insts() - block_start));
         }
         return {};
     }
@@ -336,7 +358,8 @@ protected:
     template <class Classify, class IsCall>
     void finish_insts(Classify&& classify, IsCall&& is_call, const ra::PRegSet& clobbers) {
         ra::Function& r = out_.ra;
-        std::reverse(out_.insts.begin(), out_.insts.end());
+        // The instructions were written back to front too.
+        out_.insts.assign(std::make_reverse_iterator(insts_cur_), std::make_reverse_iterator(insts_base()));
         std::reverse(block_sizes_.begin(), block_sizes_.end());
         // The operands were written back to front: read them backwards.
         r.operands.assign(std::make_reverse_iterator(ops_cur_), std::make_reverse_iterator(ops_base()));
@@ -345,7 +368,7 @@ protected:
         r.flags.resize(n);
         uint32_t* begin = r.operands_begin.data();
         uint8_t* flags = r.flags.data();
-        const uint32_t* count = op_counts_.data() + n;  // in build order: instruction i is n - 1 - i
+        const uint32_t* count = counts_base() + n;  // in build order: instruction i is n - 1 - i
         const MInstT* insts = out_.insts.data();
         begin[0] = 0;
         for (uint32_t i = 0; i < n; ++i) {
@@ -368,20 +391,35 @@ protected:
     LowerContext& ctx_;
     BlockOrder& order_;
 
-    std::vector<uint32_t>& op_counts_;    // operands per instruction, parallel to out_.insts
     std::vector<uint32_t>& block_sizes_;  // instructions per VCode block (reversed until finish_insts)
     uint32_t cur_inst_ = kNone;
 
     LowerContext::Flag* needed_ = nullptr;  // ctx_.needed by value index
     uint32_t next_vreg_ = 0;
+    std::string error_;  // what a lower_inst that returned false could not do
 
 private:
-    ra::Operand* ops_base() const { return ctx_.ops.data(); }
+    // The buffers' starts are kept in members (set where the buffers are
+    // sized): read through ctx_, each would be a load of the vector first.
+    ra::Operand* ops_base() const { return ops_begin_; }
+    MInstT* insts_base() const { return insts_begin_; }
+    uint32_t* counts_base() const { return ctx_.op_counts.data(); }
+    [[gnu::noinline]] void grow_insts() {
+        const size_t used = num_insts();
+        const size_t cap = 2 * used + 64;
+        ctx_.op_counts.resize(cap);
+        ctx_.inst_words.resize(cap * kInstWords);
+        insts_begin_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data());
+        insts_cur_ = insts_begin_ + used;
+        insts_end_ = insts_begin_ + cap;
+        counts_cur_ = counts_base() + used;
+    }
     [[gnu::noinline]] void grow_ops(uint32_t n) {
         const size_t used = static_cast<size_t>(ops_cur_ - ops_base());
         ctx_.ops.resize(std::max(2 * ctx_.ops.size(), used + n + 64));
-        ops_cur_ = ctx_.ops.data() + used;
-        ops_end_ = ctx_.ops.data() + ctx_.ops.size();
+        ops_begin_ = ctx_.ops.data();
+        ops_cur_ = ops_begin_ + used;
+        ops_end_ = ops_begin_ + ctx_.ops.size();
     }
     bool unused(Inst i) const {
         if (!is_pure_for_lowering(dfg_[i])) return false;
@@ -391,8 +429,13 @@ private:
         return true;
     }
 
+    ra::Operand* ops_begin_ = nullptr;  // ctx_.ops.data()
     ra::Operand* ops_cur_ = nullptr;  // next operand in ctx_.ops
     ra::Operand* ops_end_ = nullptr;
+    MInstT* insts_begin_ = nullptr;  // ctx_.inst_words as instructions
+    MInstT* insts_cur_ = nullptr;  // next instruction in ctx_.inst_words (its count: ctx_.op_counts)
+    MInstT* insts_end_ = nullptr;
+    uint32_t* counts_cur_ = nullptr;  // its operand count in ctx_.op_counts
 };
 
 }  // namespace heron

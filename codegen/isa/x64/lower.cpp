@@ -223,7 +223,10 @@ private:
     Cond emit_fcmp(const InstructionData& d);
 
     // --- per-family lowering --------------------------------------------------
-    std::string lower_inst(Inst inst);
+    /// Lowers `inst`; false (with error_ set) when this backend cannot.
+    /// The common forms are dispatched here, the rest by lower_other.
+    bool lower_inst(Inst inst);
+    [[gnu::noinline]] std::string lower_other(Inst inst, const InstructionData& d);
     void lower_int_binary(Inst inst, const InstructionData& d);
     void lower_div(Inst inst, const InstructionData& d);
     void lower_mulhi(Inst inst, const InstructionData& d);
@@ -489,8 +492,38 @@ std::string Lowerer::lower_args() {
     return {};
 }
 
-std::string Lowerer::lower_inst(Inst inst) {
+bool Lowerer::lower_inst(Inst inst) {
     const InstructionData& d = dfg_[inst];
+    switch (d.opcode) {
+    case Opcode::Iconst: mov_imm(sext(d.imm, d.type.bits()), result_vreg(inst)); return true;
+    case Opcode::Iadd: case Opcode::Isub: case Opcode::Imul:
+    case Opcode::Band: case Opcode::Bor: case Opcode::Bxor:
+        if (type_of(d.args[0]).is_float()) break;
+        lower_int_binary(inst, d);
+        return true;
+    case Opcode::Ishl: case Opcode::Ushr: case Opcode::Sshr: case Opcode::Rotl: case Opcode::Rotr:
+        lower_shift(inst, d);
+        return true;
+    case Opcode::Fadd: case Opcode::Fsub: case Opcode::Fmul: case Opcode::Fdiv:
+        lower_float_binary(inst, d);
+        return true;
+    case Opcode::Load: case Opcode::Uload8: case Opcode::Sload8: case Opcode::Uload16:
+    case Opcode::Sload16: case Opcode::Uload32: case Opcode::Sload32:
+        lower_load(inst, d);
+        return true;
+    case Opcode::Store: case Opcode::Istore8: case Opcode::Istore16: case Opcode::Istore32:
+        lower_store(inst, d);
+        return true;
+    case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable:
+        lower_branch(inst, d);
+        return true;
+    default: break;
+    }
+    error_ = lower_other(inst, d);
+    return error_.empty();
+}
+
+std::string Lowerer::lower_other(Inst inst, const InstructionData& d) {
     switch (d.opcode) {
     case Opcode::Nop: return {};
     case Opcode::Iconst: {
