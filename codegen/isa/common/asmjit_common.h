@@ -95,24 +95,31 @@ protected:
         const size_t n = edits.size();
         uint32_t next = edit < n ? edits[edit].point.bits : ~0u;
         uint32_t last_ir = out_.ir_insts.empty() ? ~0u : out_.ir_insts.back().second;
-        for (uint32_t i = rf.block_insts_begin[b]; i < rf.block_insts_begin[b + 1]; ++i) {
+        // Locals: emit_inst and emit_edit are calls, after which members
+        // and vector data would be read again.
+        const auto* insts = vc.insts.data();
+        const ra::Edit* edit_data = edits.data();
+        const uint32_t end = rf.block_insts_begin[b + 1];
+        size_t e = edit;
+        for (uint32_t i = rf.block_insts_begin[b]; i < end; ++i) {
             const uint32_t before = ra::ProgPoint::before(i).bits;
             if (next <= before) {
-                while (edit < n && edits[edit].point.bits < before) ++edit;
-                while (edit < n && edits[edit].point.bits == before) emit_edit(edits[edit++]);
-                next = edit < n ? edits[edit].point.bits : ~0u;
+                while (e < n && edit_data[e].point.bits < before) ++e;
+                while (e < n && edit_data[e].point.bits == before) emit_edit(edit_data[e++]);
+                next = e < n ? edit_data[e].point.bits : ~0u;
             }
-            const uint32_t ir = vc.insts[i].ir_inst;
+            const uint32_t ir = insts[i].ir_inst;
             if (ir != ~0u && ir != last_ir) {
                 out_.ir_insts.push_back({offset(), ir});
                 last_ir = ir;
             }
             emit_inst(i);
             if (next == before + 1) {
-                while (edit < n && edits[edit].point.bits == before + 1) emit_edit(edits[edit++]);
-                next = edit < n ? edits[edit].point.bits : ~0u;
+                while (e < n && edit_data[e].point.bits == before + 1) emit_edit(edit_data[e++]);
+                next = e < n ? edit_data[e].point.bits : ~0u;
             }
         }
+        edit = e;
     }
 
     /// The VCode blocks in code order: the VCode's layout (BlockOrder), or
