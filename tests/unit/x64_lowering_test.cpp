@@ -174,6 +174,81 @@ TEST(X64LoweringTest, OperandsBeyondTheFirstEstimateGrowTheBuffer) {
     EXPECT_EQ(stores, size_t{kCalls} * (kArgs - 6));
 }
 
+TEST(X64LoweringTest, InstructionsBeyondTheFirstEstimateGrowTheBuffer) {
+    // Machine instructions are written back to front into a buffer of the
+    // context sized from the IR (about one per IR instruction); an integer
+    // bitselect is three (xor, and, xor), so a fresh context grows the
+    // buffer in the middle of the function. The VCode must be in program
+    // order (each group xor/and/xor, IR instructions ascending) and the
+    // same as from a context that is already large enough.
+    constexpr int kSelects = 120;
+    std::string text = "function %f(i64, i64, i64) -> i64 {\nblock0(v0: i64, v1: i64, v2: i64):\n";
+    std::string last = "v2";
+    for (int k = 0; k < kSelects; ++k) {
+        std::string r = "v" + std::to_string(3 + k);
+        text += "    " + r + " = bitselect v0, v1, " + last + "\n";
+        last = r;
+    }
+    text += "    return " + last + "\n}\n";
+    auto f = parse_one(text);
+    LowerContext ctx;
+    x64::VCode fresh, again;
+    ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), fresh, ctx), "");
+    EXPECT_GT(fresh.insts.size(), f->dfg.num_insts() + 2u + 8u);
+    ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), again, ctx), "");
+    EXPECT_EQ(fresh.to_string(), again.to_string());
+    ASSERT_EQ(fresh.ra.operands_begin.size(), fresh.insts.size() + 1);
+    EXPECT_EQ(fresh.ra.operands_begin.back(), fresh.ra.operands.size());
+    // Args, then the selects in IR order, then the return.
+    ASSERT_EQ(fresh.insts.size(), 3u * kSelects + 2);
+    EXPECT_EQ(fresh.insts.front().op, x64::Op::Args);
+    EXPECT_EQ(fresh.insts.back().op, x64::Op::Ret);
+    const x64::AluOp pattern[] = {x64::AluOp::Xor, x64::AluOp::And, x64::AluOp::Xor};
+    for (size_t i = 1; i + 1 < fresh.insts.size(); ++i) {
+        const x64::MInst& m = fresh.insts[i];
+        ASSERT_EQ(m.op, x64::Op::Alu) << i;
+        EXPECT_EQ(static_cast<x64::AluOp>(m.sub), pattern[(i - 1) % 3]) << i;
+        EXPECT_EQ(m.ir_inst, (i - 1) / 3) << i;
+        EXPECT_EQ(fresh.ra.operands_begin[i + 1] - fresh.ra.operands_begin[i], 3u) << i;
+    }
+    ra::Output out;
+    ra::Context rctx;
+    ASSERT_EQ(ra::allocate(fresh.ra, x64::machine_env(), out, rctx), "");
+    EXPECT_EQ(ra::check(fresh.ra, x64::machine_env(), out), "");
+}
+
+TEST(X64LoweringTest, AnInstructionThatCannotBeLoweredStopsWithItsMessage) {
+    // A call whose `tail` callee would pop more than `ret imm16` can: the
+    // instruction's error ends lowering with its message, and the context
+    // then lowers the next function as a fresh one does.
+    std::string params, args;
+    for (int k = 0; k < 8200; ++k) {
+        params += k ? ", i64" : "i64";
+        args += k ? ", v0" : "v0";
+    }
+    auto bad = parse_one("function %f(i64) -> i64 {\n    fn0 = %g(" + params + ") -> i64 tail\nblock0(v0: i64):\n"
+                         "    v1 = iadd v0, v0\n    v2 = call fn0(" + args + ")\n    v3 = iadd v1, v2\n    return v3\n}\n");
+    auto good = parse_one(R"(
+function %h(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = imul v0, v1
+    brif v2, block1, block2
+block1:
+    v3 = iadd v2, v0
+    return v3
+block2:
+    return v1
+}
+)");
+    LowerContext ctx;
+    x64::VCode vc, fresh;
+    EXPECT_EQ(x64::lower_function(*bad, x64::Settings::host(), vc, ctx),
+              "call to a tail-convention function with 65552 bytes of stack arguments (at most 65520)");
+    ASSERT_EQ(x64::lower_function(*good, x64::Settings::host(), vc, ctx), "");
+    ASSERT_EQ(x64::lower_function(*good, x64::Settings::host(), fresh), "");
+    EXPECT_EQ(vc.to_string(), fresh.to_string());
+}
+
 TEST(X64LoweringTest, LoadsFoldIntoAluCompareAndFloatOperands) {
     // Each load has one use, in its block, with nothing in between that
     // stores, calls or may trap: it becomes the memory operand of its user
