@@ -15,8 +15,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -98,6 +100,24 @@ inline bool is_pure_for_lowering(const InstructionData& d) {
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
                      ra::Function& r, std::vector<uint32_t>& block_ir, std::vector<uint32_t>& scratch);
 
+/// Storage of trivial elements whose growth does not initialize them (a
+/// vector's resize zero-fills the new part, which a first compile of a
+/// large function would pay for nothing: every element is written before
+/// it is read).
+template <class T>
+struct RawBuffer {
+    static_assert(std::is_trivial_v<T>);
+    std::unique_ptr<T[]> data;
+    size_t size = 0;
+    /// Makes room for `n` elements (n > size), keeping the first `keep`.
+    void grow(size_t n, size_t keep) {
+        std::unique_ptr<T[]> d(new T[n]);
+        if (keep) std::memcpy(d.get(), data.get(), keep * sizeof(T));
+        data = std::move(d);
+        size = n;
+    }
+};
+
 /// What lowering keeps from one function to the next (each ISA's TargetIsa
 /// holds one): the block order with its analyses and the per-function
 /// tables. Every compile clears them and reuses their memory, so once they
@@ -112,8 +132,8 @@ struct LowerContext {
     /// operands): raw storage for the ISA's MInst (LowerBase; trivially
     /// copyable, 8-byte aligned) whose size only grows; finish_insts copies
     /// the used part into VCode::insts in program order.
-    std::vector<uint64_t> inst_words;
-    std::vector<uint32_t> op_counts;    // operands per instruction, parallel to inst_words; size only grows
+    RawBuffer<uint64_t> inst_words;
+    RawBuffer<uint32_t> op_counts;  // operands per instruction, parallel to inst_words
     std::vector<uint32_t> block_sizes;  // instructions per VCode block
     std::vector<uint32_t> scratch;
     std::vector<ra::Operand> operand_list;  // LowerBase::operand_list()
@@ -299,12 +319,12 @@ protected:
         if (ctx_.ops.size() < 3 * est) ctx_.ops.resize(3 * est);
         ops_begin_ = ops_cur_ = ctx_.ops.data();
         ops_end_ = ops_cur_ + ctx_.ops.size();
-        if (ctx_.op_counts.size() < est) {
-            ctx_.op_counts.resize(est);
-            ctx_.inst_words.resize(est * kInstWords);
+        if (ctx_.op_counts.size < est) {
+            ctx_.op_counts.grow(est, 0);
+            ctx_.inst_words.grow(est * kInstWords, 0);
         }
-        insts_begin_ = insts_cur_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data());
-        insts_end_ = insts_cur_ + ctx_.op_counts.size();
+        insts_begin_ = insts_cur_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data.get());
+        insts_end_ = insts_cur_ + ctx_.op_counts.size;
         counts_cur_ = counts_base();
     }
 
@@ -403,13 +423,13 @@ private:
     // sized): read through ctx_, each would be a load of the vector first.
     ra::Operand* ops_base() const { return ops_begin_; }
     MInstT* insts_base() const { return insts_begin_; }
-    uint32_t* counts_base() const { return ctx_.op_counts.data(); }
+    uint32_t* counts_base() const { return ctx_.op_counts.data.get(); }
     [[gnu::noinline]] void grow_insts() {
         const size_t used = num_insts();
         const size_t cap = 2 * used + 64;
-        ctx_.op_counts.resize(cap);
-        ctx_.inst_words.resize(cap * kInstWords);
-        insts_begin_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data());
+        ctx_.op_counts.grow(cap, used);
+        ctx_.inst_words.grow(cap * kInstWords, used * kInstWords);
+        insts_begin_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data.get());
         insts_cur_ = insts_begin_ + used;
         insts_end_ = insts_begin_ + cap;
         counts_cur_ = counts_base() + used;
