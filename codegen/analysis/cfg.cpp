@@ -67,10 +67,4 @@ void ControlFlowGraph::compute(const Function& func) {
     valid_ = true;
 }
 
-std::span<const BlockPredecessor> ControlFlowGraph::predecessors(Block b) const {
-    return row(pred_begin_, preds_, b);
-}
-
-std::span<const Block> ControlFlowGraph::successors(Block b) const { return row(succ_begin_, succs_, b); }
-
 }  // namespace heron

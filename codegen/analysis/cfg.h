@@ -54,9 +54,9 @@ public:
 
     /// Blocks that can branch to `b`, each with its branch instruction.
     /// Empty for blocks not in the layout or unknown to the graph.
-    std::span<const BlockPredecessor> predecessors(Block b) const;
+    std::span<const BlockPredecessor> predecessors(Block b) const { return row(pred_begin_, preds_, b); }
     /// Distinct blocks `b`'s terminator can branch to.
-    std::span<const Block> successors(Block b) const;
+    std::span<const Block> successors(Block b) const { return row(succ_begin_, succs_, b); }
     uint32_t num_predecessors(Block b) const { return static_cast<uint32_t>(predecessors(b).size()); }
     uint32_t num_successors(Block b) const { return static_cast<uint32_t>(successors(b).size()); }
 

@@ -84,6 +84,24 @@ public:
     std::optional<LoopError> compute(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& domtree);
     /// Forgets the loops but keeps the memory.
     void clear();
+    /// For a pass that has split an edge into a new block `b` and goes on
+    /// asking this analysis about blocks before it invalidates it
+    /// (loop-form): records `innermost` as b's innermost loop, so that
+    /// innermost_loop, depth, is_header and contains answer for `b`.
+    /// Nothing else is updated (the rows of blocks, latches, entries and
+    /// exits, the preheaders): the analysis is no longer the one compute()
+    /// would give, and the pass must invalidate it when it is done.
+    void note_new_block(Block b, std::optional<Loop> innermost) {
+        if (b.index() >= innermost_.size()) innermost_.resize(b.index() + 1);
+        innermost_[b.index()] = innermost ? PackedOption<Loop>(*innermost) : PackedOption<Loop>();
+    }
+    /// The result of compute() for a function known to have no cycle (no
+    /// retreating edge), without looking at it: valid, no loops, every block
+    /// at depth 0 and in no loop.
+    void set_acyclic() {
+        clear();
+        valid_ = true;
+    }
     /// True after a successful compute() until clear().
     bool is_valid() const { return valid_; }
 

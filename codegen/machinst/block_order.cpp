@@ -54,7 +54,7 @@ void BlockOrder::compute_single_block(const Function& f, Block entry) {
     succs_.clear();
     arg_begin_.assign(1, 0);
     args_.clear();
-    loops_.clear();
+    loops_.set_acyclic();
     reducible_ = true;
     layout_.assign(1, 0);
 }
@@ -161,12 +161,13 @@ void BlockOrder::place_block(Block b) {
 
 void BlockOrder::compute_layout(const Function& f) {
     layout_.clear();
-    loops_.clear();
     reducible_ = true;
     if (has_cycle_) {
         cfg_.compute(f);
         domtree_.compute(f, cfg_);
         reducible_ = !loops_.compute(f, cfg_, domtree_);
+    } else {
+        loops_.set_acyclic();  // no retreating edge: no loop
     }
     if (!reducible_ || loops_.num_loops() == 0) {
         layout_.resize(num_vblocks());

@@ -102,8 +102,10 @@ public:
     /// VCode blocks in the order their code is placed (see the top of this
     /// file); starts with the entry block.
     const std::vector<uint32_t>& layout() const { return layout_; }
-    /// The loops of `f` (none for an acyclic function); null when its
-    /// control flow is irreducible (the layout is then the VCode order).
+    /// The loops of `f`; null when its control flow is irreducible (the
+    /// layout is then the VCode order). For an acyclic function (no
+    /// retreating edge) a valid analysis with no loops, made without a CFG
+    /// or dominator tree: every block at depth 0, in no loop.
     const LoopAnalysis* loops() const { return reducible_ ? &loops_ : nullptr; }
 
 private:

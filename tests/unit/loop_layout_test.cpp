@@ -245,10 +245,68 @@ block3(v0: i64, v1: i64):
     EXPECT_TRUE(order.all_args().empty());
     EXPECT_EQ(order.layout(), std::vector<uint32_t>{0});
     ASSERT_NE(order.loops(), nullptr);
+    EXPECT_TRUE(order.loops()->is_valid());
     EXPECT_EQ(order.loops()->num_loops(), 0u);
     // And back: the branchy function gets its full order again.
     order.compute(*branchy);
     EXPECT_EQ(order.num_vblocks(), 4u);  // block0, block1, its back-edge block, block2
+}
+
+// An acyclic function with several blocks gets no CFG, dominator tree or
+// loop analysis in BlockOrder, but loops() is still a valid analysis (the
+// one compute() would give): no loops, every block at depth 0. After a
+// function with a loop nothing of that loop may be left.
+TEST(BlockOrderTest, AnAcyclicFunctionHasAValidLoopAnalysisWithoutLoops) {
+    Diagnostics errs;
+    auto fs = parse_functions(R"(
+function %nest(i64) -> i64 {
+block0(v0: i64):
+    jump block1(v0)
+block1(v1: i64):
+    jump block2(v1)
+block2(v2: i64):
+    v3 = iconst.i64 1
+    v4 = isub v2, v3
+    brif v4, block2(v4), block3
+block3:
+    brif v1, block1(v4), block4
+block4:
+    return v4
+}
+function %diamond(i64) -> i64 {
+block0(v0: i64):
+    brif v0, block1, block2
+block1:
+    jump block3(v0)
+block2:
+    v1 = iconst.i64 7
+    jump block3(v1)
+block3(v2: i64):
+    return v2
+})", errs);
+    ASSERT_TRUE(errs.empty() && fs.size() == 2);
+    BlockOrder order;
+    order.compute(*fs[0]);
+    ASSERT_NE(order.loops(), nullptr);
+    ASSERT_EQ(order.loops()->num_loops(), 2u);
+    order.compute(*fs[1]);
+    const LoopAnalysis* loops = order.loops();
+    ASSERT_NE(loops, nullptr);
+    EXPECT_TRUE(loops->is_valid());
+    EXPECT_EQ(loops->num_loops(), 0u);
+    EXPECT_TRUE(loops->top_level().empty());
+    for (Block b : fs[1]->layout.blocks()) {
+        EXPECT_EQ(loops->depth(b), 0u) << b.to_string();
+        EXPECT_FALSE(loops->innermost_loop(b)) << b.to_string();
+        EXPECT_FALSE(loops->is_header(b)) << b.to_string();
+    }
+    // The same answers as a full loop analysis of the function.
+    ControlFlowGraph cfg(*fs[1]);
+    DominatorTree dt(*fs[1], cfg);
+    LoopAnalysis full;
+    ASSERT_FALSE(full.compute(*fs[1], cfg, dt));
+    EXPECT_EQ(full.num_loops(), loops->num_loops());
+    EXPECT_EQ(full.is_valid(), loops->is_valid());
 }
 
 TEST(LoopLayout, ReusedContextsGiveTheCodeOfAFreshCompile) {
