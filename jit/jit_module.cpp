@@ -225,9 +225,13 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
     }
     const Function* to_compile = &func;
-    if (impl_->optimizer && impl_->optimizer->may_change(func)) {
+    // One scan of the caller's function serves may_change and the run on
+    // the copy (which has the same blocks).
+    const uint8_t needs = impl_->optimizer ? scan_pass_needs(func) : 0;
+    if (impl_->optimizer && impl_->optimizer->may_change(needs)) {
         impl_->scratch = func;
-        if (auto e = impl_->optimizer->run(impl_->scratch)) return JitError{"cannot optimize %" + f.name + ": " + *e};
+        if (auto e = impl_->optimizer->run(impl_->scratch, needs))
+            return JitError{"cannot optimize %" + f.name + ": " + *e};
         to_compile = &impl_->scratch;
     }
     CompiledCode code = impl_->take_code();

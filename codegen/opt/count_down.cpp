@@ -47,7 +47,9 @@ public:
     }
 
 private:
-    Value resolve(Value v) const { return dfg_.resolve_aliases(v); }
+    // Most values are no alias: one inline test before the call (the use
+    // count walks every operand of the function).
+    Value resolve(Value v) const { return dfg_.value_is_alias(v) ? dfg_.resolve_aliases(v) : v; }
     Inst terminator(Block b) const { return *func_.layout.last_inst(b); }
 
     /// The block shape a rewrite needs (uses are checked later).

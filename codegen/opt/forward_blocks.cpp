@@ -38,15 +38,23 @@ private:
     void find_forwarders() {
         jump_of_.assign(dfg_.num_blocks(), Inst());
         const std::optional<Block> entry = func_.layout.entry_block();
+        bool with_params = false;
         for (Block b : func_.layout.blocks()) {
             if (b == entry) continue;
             std::optional<Inst> first = func_.layout.first_inst(b);
             if (!first || first != func_.layout.last_inst(b) || dfg_[*first].opcode != Opcode::Jump) continue;
             if (dfg_.branch_destinations(*first)[0].block(dfg_.value_lists) == b) continue;  // `b: jump b`
             jump_of_[b.index()] = *first;
+            with_params |= dfg_.num_block_params(b) != 0;
         }
         // A forwarder's parameters may be used further down the blocks it
         // dominates (a header that jumps into its body): such a block stays.
+        // (A walk over every operand, needless when no forwarder has any.)
+        if (with_params) find_params_used_elsewhere();
+        for (Block b : func_.layout.blocks()) forwarders_ += forwarding_jump(b).is_valid();
+    }
+
+    void find_params_used_elsewhere() {
         for (Block b : func_.layout.blocks()) {
             for (Inst i : func_.layout.block_insts(b)) {
                 dfg_.for_each_inst_value(i, [&](Value v) {
@@ -56,7 +64,6 @@ private:
                 });
             }
         }
-        for (Block b : func_.layout.blocks()) forwarders_ += forwarding_jump(b).is_valid();
     }
 
     Inst forwarding_jump(Block b) const { return b.index() < jump_of_.size() ? jump_of_[b.index()] : Inst(); }

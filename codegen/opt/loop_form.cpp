@@ -1,4 +1,4 @@
-// LoopForm in four steps over one loop analysis (plus one recomputation):
+// LoopForm in four steps over one loop analysis (plus one CFG):
 //
 //   0. invariant header parameters, inner loops first, until nothing
 //      changes (repeated after step 2, through the new blocks);
@@ -6,7 +6,8 @@
 //      redirected to a new block placed just before the header;
 //   2. latches: the back edges of a header with several latch blocks are
 //      redirected to a new block placed after the last latch;
-//   3. (analyses recomputed) dedicated exits, block by block: a block E with
+//   3. (the CFG recomputed, the new blocks noted in the loop analysis)
+//      dedicated exits, block by block: a block E with
 //      an exiting predecessor whose predecessors do not all share one
 //      innermost loop gets one new block per innermost source loop.
 //
@@ -191,8 +192,12 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     LoopFormer former(func, stats);
     former.remove_invariant_params(ctx.cfg(), *loops);
 
-    bool cfg_changed = false;
     std::vector<Inst> branches;
+    // The new blocks with their innermost loops: a preheader lies in the
+    // loop's parent (every entering edge comes from inside each enclosing
+    // loop, or it would enter that loop at a block other than its header),
+    // a merged latch in the loop itself. Old blocks keep their loops.
+    std::vector<std::pair<Block, std::optional<Loop>>> added;
     for (Loop l : loops->loops()) {
         const Block header = loops->header(l);
         auto pre = loops->preheader(l);
@@ -200,9 +205,8 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
             branches.clear();
             for (const LoopEdge& e : loops->entries(l)) branches.push_back(e.inst);
             if (!branches.empty()) {
-                former.split_edges(header, branches, std::nullopt);
+                added.push_back({former.split_edges(header, branches, std::nullopt), loops->parent(l)});
                 ++stats.preheaders;
-                cfg_changed = true;
             }
         }
         auto latches = loops->latches(l);
@@ -213,14 +217,20 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
                 branches.push_back(*func.layout.last_inst(b));
                 if (func.layout.block_before(last, b)) last = b;
             }
-            former.split_edges(header, branches, last);
+            added.push_back({former.split_edges(header, branches, last), l});
             ++stats.latches;
-            cfg_changed = true;
         }
     }
+    // Steps 0 and 3 read the new CFG, but of the loops only the headers
+    // and which loop each block is in: the new CFG and the old loops with
+    // the new blocks noted in them answer that, without a new dominator
+    // tree and loop analysis (which the edits below would make stale
+    // again anyway).
+    const bool cfg_changed = !added.empty();
     if (cfg_changed) {
-        ctx.invalidate({Property::CfgValid});
-        loops = ctx.loops();
+        LoopAnalysis& patched = ctx.recompute_cfg_keep_loops();
+        for (const auto& [b, l] : added) patched.note_new_block(b, l);
+        loops = &patched;
     }
     const ControlFlowGraph& cfg2 = ctx.cfg();
     // Again through the new preheaders and latches: a parameter whose
@@ -232,7 +242,7 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     std::vector<Block> blocks;
     for (Block b : func.layout.blocks()) blocks.push_back(b);
     for (Block b : blocks) former.dedicate_exits(cfg2, *loops, b);
-    if (stats.exits != exits_before) ctx.invalidate({Property::CfgValid});
+    if (cfg_changed || stats.exits != exits_before) ctx.invalidate({Property::CfgValid});
     return true;
 }
 

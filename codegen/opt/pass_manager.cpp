@@ -4,6 +4,8 @@
 //                   changed  ->  verify if asked  ->  produce  ->  dump
 #include "codegen/opt/pass_manager.h"
 
+#include <algorithm>
+
 #include "codegen/verifier/verifier.h"
 
 namespace heron {
@@ -94,8 +96,115 @@ const CountedLoops* PassContext::counted_loops(std::optional<LoopError>* error) 
     return &counted_;
 }
 
+LoopAnalysis& PassContext::recompute_cfg_keep_loops() {
+    HERON_ASSERT(valid_.contains(Property::LoopsValid) && !loop_error_ && "recompute_cfg_keep_loops: no loops");
+    cfg_.compute(*func_);
+    ++computations_[static_cast<unsigned>(Property::CfgValid)];
+    valid_ = {Property::CfgValid};
+    return loops_;
+}
+
 void PassContext::invalidate(PropertySet s) {
     valid_.erase(PropertySet::closure(s));
+}
+
+// --- the check of kept analyses --------------------------------------------------------
+
+namespace {
+
+template <typename T, typename Eq>
+bool same_rows(std::span<const T> a, std::span<const T> b, Eq eq) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), eq);
+}
+template <typename T>
+bool same_rows(std::span<const T> a, std::span<const T> b) {
+    return same_rows(a, b, [](const T& x, const T& y) { return x == y; });
+}
+
+// Each returns what differs first, or "" when nothing does.
+std::string cfg_difference(uint32_t nb, const ControlFlowGraph& kept, const ControlFlowGraph& fresh) {
+    for (uint32_t i = 0; i < nb; ++i) {
+        const Block b(i);
+        if (!same_rows(kept.successors(b), fresh.successors(b))) return "the successors of " + b.to_string();
+        if (!same_rows(kept.predecessors(b), fresh.predecessors(b))) return "the predecessors of " + b.to_string();
+    }
+    return "";
+}
+
+std::string domtree_difference(uint32_t nb, const DominatorTree& kept, const DominatorTree& fresh) {
+    if (!same_rows(kept.reverse_postorder(), fresh.reverse_postorder())) return "the reverse postorder";
+    for (uint32_t i = 0; i < nb; ++i) {
+        const Block b(i);
+        if (kept.is_reachable(b) != fresh.is_reachable(b) || kept.idom(b) != fresh.idom(b))
+            return "the immediate dominator of " + b.to_string();
+        if (!same_rows(kept.children(b), fresh.children(b))) return "the dominator tree children of " + b.to_string();
+    }
+    return "";
+}
+
+std::string loops_difference(uint32_t nb, const LoopAnalysis& kept, const LoopAnalysis& fresh) {
+    if (kept.num_loops() != fresh.num_loops()) return "the number of loops";
+    auto same_edge = [](const LoopEdge& x, const LoopEdge& y) {
+        return x.from == y.from && x.inst == y.inst && x.to == y.to;
+    };
+    for (Loop l : fresh.loops()) {
+        const std::string which = " of " + l.to_string();
+        if (kept.header(l) != fresh.header(l) || kept.parent(l) != fresh.parent(l) ||
+            kept.subtree_size(l) != fresh.subtree_size(l))
+            return "the place in the loop tree" + which;
+        if (!same_rows(kept.blocks(l), fresh.blocks(l))) return "the blocks" + which;
+        if (!same_rows(kept.latches(l), fresh.latches(l))) return "the latches" + which;
+        if (!same_rows(kept.entries(l), fresh.entries(l), same_edge)) return "the entering edges" + which;
+        if (kept.preheader(l) != fresh.preheader(l)) return "the preheader" + which;
+        if (!same_rows(kept.exit_edges(l), fresh.exit_edges(l), same_edge)) return "the exit edges" + which;
+        if (!same_rows(kept.exit_blocks(l), fresh.exit_blocks(l))) return "the exit blocks" + which;
+    }
+    for (uint32_t i = 0; i < nb; ++i) {
+        if (kept.innermost_loop(Block(i)) != fresh.innermost_loop(Block(i)))
+            return "the innermost loop of " + Block(i).to_string();
+    }
+    return "";
+}
+
+std::string counted_difference(const CountedLoops& kept, const CountedLoops& fresh) {
+    if (kept.all().size() != fresh.all().size()) return "which loops are counted";
+    for (size_t k = 0; k < kept.all().size(); ++k) {
+        const CountedLoop& a = kept.all()[k];
+        const CountedLoop& b = fresh.all()[k];
+        if (a.loop != b.loop || a.iv != b.iv || a.iv_index != b.iv_index || a.init != b.init || a.bound != b.bound ||
+            a.next != b.next || a.step != b.step || a.cond != b.cond || a.compare != b.compare ||
+            a.branch != b.branch || a.no_exit_at_max != b.no_exit_at_max)
+            return "the counted range of " + a.loop.to_string();
+    }
+    return "";
+}
+
+}  // namespace
+
+std::optional<std::string> PassContext::stale_analysis() {
+    HERON_ASSERT(func_ && "PassContext::bind first");
+    const Function& f = *func_;
+    const uint32_t nb = f.dfg.num_blocks();
+    auto report = [](Property p, const std::string& what) -> std::optional<std::string> {
+        if (what.empty()) return std::nullopt;
+        return std::string(property_name(p)) + " (" + what + " differ)";
+    };
+    if (!valid_.contains(Property::CfgValid)) return std::nullopt;
+    const ControlFlowGraph cfg(f);
+    if (auto e = report(Property::CfgValid, cfg_difference(nb, cfg_, cfg))) return e;
+    if (!valid_.contains(Property::DomTreeValid)) return std::nullopt;
+    const DominatorTree dt(f, cfg);
+    if (auto e = report(Property::DomTreeValid, domtree_difference(nb, domtree_, dt))) return e;
+    if (!valid_.contains(Property::LoopsValid)) return std::nullopt;
+    LoopAnalysis loops;
+    const std::optional<LoopError> error = loops.compute(f, cfg, dt);
+    if (error.has_value() != loop_error_.has_value()) return report(Property::LoopsValid, "reducibility");
+    if (error) return std::nullopt;
+    if (auto e = report(Property::LoopsValid, loops_difference(nb, loops_, loops))) return e;
+    if (!valid_.contains(Property::CountedLoopsKnown)) return std::nullopt;
+    CountedLoops counted;
+    counted.compute(f, loops);
+    return report(Property::CountedLoopsKnown, counted_difference(counted_, counted));
 }
 
 // --- pass needs ----------------------------------------------------------------------
@@ -180,12 +289,11 @@ std::optional<std::string> PassManager::ensure(const Pass& pass, bool skipped) {
     return std::nullopt;
 }
 
-std::optional<std::string> PassManager::run(Function& func) {
+std::optional<std::string> PassManager::run(Function& func, uint8_t present) {
     ctx_.bind(func);
     held_ = {};
     skipped_ = 0;
-    // Recomputed after every pass that changed the function.
-    uint8_t present = scan_pass_needs(func);
+    // `present` is recomputed after every pass that changed the function.
     if (options_.verify_each) {
         VerifierErrors errors;
         if (!verify_function(func, errors)) return "input does not verify: " + format_verifier_errors(errors);
@@ -213,6 +321,9 @@ std::optional<std::string> PassManager::run(Function& func) {
             if (!verify_function(func, errors))
                 return "after pass " + std::string(pass->name) + ": " + format_verifier_errors(errors);
             held_.insert(Property::Verified);
+            // What the pass kept must be what it would be recomputed as.
+            if (auto stale = ctx_.stale_analysis())
+                return "pass " + std::string(pass->name) + " changed the function but kept " + *stale;
         }
         held_.insert(pass->produced);
         // Analysis properties hold exactly while their cache is current.
@@ -225,8 +336,7 @@ std::optional<std::string> PassManager::run(Function& func) {
     return std::nullopt;
 }
 
-bool PassManager::may_change(const Function& func) const {
-    const uint8_t present = scan_pass_needs(func);
+bool PassManager::may_change(uint8_t present) const {
     for (const Pass* pass : pipeline_) {
         if ((present & pass->needs) == pass->needs) return true;
     }

@@ -4,6 +4,8 @@
 //
 //   properties        meaning                                    kept by
 //   Verified          the verifier accepts the function          verify_each
+//                     (which also recomputes the analyses a
+//                     changed pass kept and compares)
 //   CfgValid          the cached ControlFlowGraph is current     PassContext
 //   DomTreeValid      the cached DominatorTree is current        PassContext
 //   LoopsValid        the cached LoopAnalysis is current         PassContext
@@ -94,12 +96,25 @@ public:
     /// Counted-loop recognition over loops(); null when irreducible.
     const CountedLoops* counted_loops(std::optional<LoopError>* error = nullptr);
 
+    /// For a pass that splits edges into new blocks and then needs the new
+    /// CFG with the loop membership it knew (loop-form): recomputes the CFG
+    /// alone and returns the cached loops (which must be valid) for the pass
+    /// to patch with LoopAnalysis::note_new_block. The context then holds
+    /// only CfgValid: the dominator tree and the loops are no longer
+    /// current, and the pass must invalidate CfgValid when it is done.
+    LoopAnalysis& recompute_cfg_keep_loops();
+
     /// The region tree the `structure` pass built (valid while Structured
     /// holds); kept here so later passes and tools can read it.
     RegionTree& region_tree() { return region_tree_; }
 
     /// Drops the cached analyses in `s` (closed downwards).
     void invalidate(PropertySet s);
+    /// Recomputes every analysis the cache holds as current, from scratch,
+    /// and compares: the name of the first one that differs ("LoopsValid")
+    /// and how, or nullopt. The pass manager's check that a pass which
+    /// changed the function but kept an analysis was right to keep it.
+    std::optional<std::string> stale_analysis();
     /// The analysis properties whose cache is current.
     PropertySet valid() const { return valid_; }
     /// How often each analysis was computed since bind() (for tests and
@@ -164,7 +179,10 @@ inline constexpr bool kVerifyEachPassByDefault = true;
 
 struct PassManagerOptions {
     /// Run the verifier after every pass that changed something (test
-    /// builds: on; builds with NDEBUG: off).
+    /// builds: on; builds with NDEBUG: off), and check that the analyses
+    /// such a pass kept are those a fresh computation gives
+    /// (PassContext::stale_analysis): a pass that wrongly leaves CfgValid,
+    /// LoopsValid... out of `invalidated` is an error naming it.
     bool verify_each = kVerifyEachPassByDefault;
     /// Pass names after which `dump` is called; "all" matches every pass.
     std::vector<std::string> dump_after;
@@ -183,10 +201,15 @@ public:
 
     /// Runs the pipeline over `func`. Returns the first error, naming the
     /// pass, or nullopt. properties() then says what holds at the end.
-    std::optional<std::string> run(Function& func);
+    std::optional<std::string> run(Function& func) { return run(func, scan_pass_needs(func)); }
+    /// The same, for a caller that has scanned `func` already (`present`
+    /// must be scan_pass_needs(func), e.g. of the function it copied).
+    std::optional<std::string> run(Function& func, uint8_t present);
     /// False when no pass of the pipeline can change `func` (each one's
     /// needs are missing): run() would then leave it as it is.
-    bool may_change(const Function& func) const;
+    bool may_change(const Function& func) const { return may_change(scan_pass_needs(func)); }
+    /// The same from the function's scan_pass_needs.
+    bool may_change(uint8_t present) const;
     PropertySet properties() const { return held_; }
     /// How many passes the last run() skipped for lack of their needs.
     uint32_t skipped() const { return skipped_; }

@@ -64,9 +64,11 @@ const Pass kPasses[] = {
      run_nothing, pass_needs::kAnything},
     {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
      {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form, pass_needs::kCycle},
-    // Moves instructions only: the CFG and the loops stay as they are.
+    // Moves instructions only: the CFG and the loops stay as they are. A
+    // counted loop's bound must be defined outside the loop, which a hoist
+    // can make true (PassContext::stale_analysis checks the claim).
     {"licm", "hoists pure loop-invariant instructions into the preheader",
-     {Property::LoopsValid, Property::LoopForm}, {}, {}, run_licm, pass_needs::kCycle},
+     {Property::LoopsValid, Property::LoopForm}, {}, {Property::CountedLoopsKnown}, run_licm, pass_needs::kCycle},
     // Rewrites the terminators of preheaders, headers and latches.
     {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {}, {Property::CfgValid},

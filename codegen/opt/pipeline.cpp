@@ -33,9 +33,9 @@ Optimizer::Optimizer(OptLevel level, bool verify_each) : level_(level), pm_(mana
     HERON_ASSERT(!err && "opt_pipeline names only registered passes");
 }
 
-std::optional<std::string> Optimizer::run(Function& func) {
+std::optional<std::string> Optimizer::run(Function& func, uint8_t present) {
     if (pm_.pipeline().empty()) return std::nullopt;
-    auto err = pm_.run(func);
+    auto err = pm_.run(func, present);
     if (!err) return std::nullopt;
     // Every pass of the pipeline requires the loops, so an irreducible CFG
     // stops the first one before it edits anything: nothing to do here.

@@ -57,11 +57,16 @@ public:
     /// has no natural loops to work on: it is left as it is, not an error.
     /// Returns an error naming the pass when a pass fails (a bug: the
     /// function may then be partly edited).
-    std::optional<std::string> run(Function& func);
+    std::optional<std::string> run(Function& func) { return run(func, scan_pass_needs(func)); }
+    /// The same with the function's scan_pass_needs, found by the caller
+    /// (the JIT scans the caller's function once, for may_change, and
+    /// runs the pipeline on its copy).
+    std::optional<std::string> run(Function& func, uint8_t present);
     /// False when run() would certainly leave `func` as it is (no pass
     /// finds what it works on: an acyclic function without forwarding
     /// blocks). The JIT then compiles the caller's function without copying.
     bool may_change(const Function& func) const { return pm_.may_change(func); }
+    bool may_change(uint8_t present) const { return pm_.may_change(present); }
     /// How many passes the last run() skipped (their needs were missing).
     uint32_t skipped() const { return pm_.skipped(); }
 

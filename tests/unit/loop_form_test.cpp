@@ -331,12 +331,120 @@ TEST(PassManagerTest, AnalysesAreComputedOnceUntilInvalidated) {
     PassManager pm2;
     ASSERT_FALSE(pm2.add_pipeline("loops,loop-form,loops,loop-form,loops"));
     ASSERT_FALSE(pm2.run(f));
-    // The first loop-form changes the CFG (a preheader): loops are
-    // recomputed for it, inside it, and once more after it; the second
-    // loop-form changes nothing and invalidates nothing.
-    EXPECT_EQ(pm2.context().computations(Property::LoopsValid), 3u);
+    // The first loop-form changes the CFG (a preheader): inside it only the
+    // CFG is recomputed (the new block is noted in the loops it has), after
+    // it the loops once more; the second loop-form changes nothing and
+    // invalidates nothing.
+    EXPECT_EQ(pm2.context().computations(Property::LoopsValid), 2u);
+    EXPECT_EQ(pm2.context().computations(Property::CfgValid), 3u);
     EXPECT_TRUE(pm2.properties().contains(Property::LoopForm));
     EXPECT_TRUE(pm2.properties().contains(Property::Verified));
+}
+
+// A pass that swaps the targets of the entry block's brif (the CFG's
+// successor order changes) but keeps every analysis.
+PassResult swap_entry_targets(Function& f, PassContext&) {
+    InstructionData& d = f.dfg[*f.layout.last_inst(*f.layout.entry_block())];
+    std::swap(d.dests[0], d.dests[1]);
+    return {true, ""};
+}
+
+// A pass that edits an instruction no analysis reads (the operands of
+// the accumulator's iadd) and keeps every analysis: rightly.
+PassResult swap_accumulator_operands(Function& f, PassContext&) {
+    for (Block b : f.layout.blocks()) {
+        for (Inst i : f.layout.block_insts(b)) {
+            InstructionData& d = f.dfg[i];
+            if (d.opcode == Opcode::Iadd && f.dfg.first_result(i) == Value(8)) std::swap(d.args[0], d.args[1]);
+        }
+    }
+    return {true, ""};
+}
+
+// A counted loop whose bound is computed in the loop: licm hoists it, and
+// only then is the loop counted.
+constexpr const char* kBoundInLoop = R"(
+function %bound_in_loop(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iconst.i64 0
+    jump block1(v2, v2)
+block1(v3: i64, v4: i64):
+    v5 = iadd v0, v1
+    v6 = icmp slt v3, v5
+    brif v6, block2, block3
+block2:
+    v8 = iadd v4, v3
+    v9 = iconst.i64 1
+    v10 = iadd v3, v9
+    jump block1(v10, v8)
+block3:
+    return v4
+}
+)";
+
+TEST(PassManagerTest, VerifyEachChecksTheAnalysesAChangedPassKept) {
+    const Pass lying{"lying", "", {Property::LoopsValid}, {}, {}, swap_entry_targets, pass_needs::kAnything};
+    const Pass honest{"honest", "", {Property::CountedLoopsKnown}, {}, {}, swap_accumulator_operands,
+                      pass_needs::kAnything};
+    Function f = parse_one(kTwoEntries);
+    {
+        PassManagerOptions o;
+        o.verify_each = true;
+        PassManager pm(o);
+        pm.add(lying);
+        auto err = pm.run(f);
+        ASSERT_TRUE(err);
+        EXPECT_EQ(*err, "pass lying changed the function but kept CfgValid (the successors of block0 differ)");
+    }
+    {
+        // Without verify_each nothing is recomputed: the claim is trusted.
+        PassManagerOptions o;
+        o.verify_each = false;
+        PassManager pm(o);
+        pm.add(lying);
+        EXPECT_FALSE(pm.run(f));
+        EXPECT_EQ(pm.context().computations(Property::CfgValid), 1u);
+    }
+    {
+        Function g = parse_one(kBoundInLoop);
+        PassManagerOptions o;
+        o.verify_each = true;
+        PassManager pm(o);
+        pm.add(honest);
+        ASSERT_FALSE(pm.run(g));
+        EXPECT_NE(print_function(g).find("v8 = iadd v3, v4"), std::string::npos) << print_function(g);
+        EXPECT_EQ(pm.context().computations(Property::LoopsValid), 1u);
+        EXPECT_TRUE(pm.properties().contains(Property::CountedLoopsKnown));
+    }
+}
+
+TEST(PassManagerTest, LicmDropsTheCountedLoopsItCanChange) {
+    // The hoist makes the loop counted: a licm that kept CountedLoopsKnown
+    // would leave "conditional" cached, and the check says so.
+    Pass keeps_all = *find_pass("licm");
+    keeps_all.name = "licm-keeping-all";
+    keeps_all.invalidated = {};
+    PassManagerOptions o;
+    o.verify_each = true;
+    {
+        Function f = parse_one(kBoundInLoop);
+        PassManager pm(o);
+        ASSERT_FALSE(pm.add_pipeline("loop-form,counted-loops"));
+        pm.add(keeps_all);
+        auto err = pm.run(f);
+        ASSERT_TRUE(err);
+        EXPECT_EQ(*err, "pass licm-keeping-all changed the function but kept CountedLoopsKnown (which loops are "
+                        "counted differ)");
+    }
+    Function f = parse_one(kBoundInLoop);
+    PassManager pm(o);
+    ASSERT_FALSE(pm.add_pipeline("loop-form,counted-loops,licm,counted-loops"));
+    ASSERT_FALSE(pm.run(f));
+    const CountedLoops* counted = pm.context().counted_loops();
+    ASSERT_NE(counted, nullptr);
+    ASSERT_EQ(counted->all().size(), 1u);
+    EXPECT_EQ(pm.context().computations(Property::CountedLoopsKnown), 2u);
+    EXPECT_EQ(pm.context().computations(Property::LoopsValid), 1u);
 }
 
 PassResult break_the_function(Function& f, PassContext&) {
