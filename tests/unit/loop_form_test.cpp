@@ -341,6 +341,12 @@ TEST(PassManagerTest, AnalysesAreComputedOnceUntilInvalidated) {
     EXPECT_TRUE(pm2.properties().contains(Property::Verified));
 }
 
+PassManagerOptions verifying() {
+    PassManagerOptions o;
+    o.verify_each = true;
+    return o;
+}
+
 // A pass that swaps the targets of the entry block's brif (the CFG's
 // successor order changes) but keeps every analysis.
 PassResult swap_entry_targets(Function& f, PassContext&) {
@@ -388,9 +394,7 @@ TEST(PassManagerTest, VerifyEachChecksTheAnalysesAChangedPassKept) {
                       pass_needs::kAnything};
     Function f = parse_one(kTwoEntries);
     {
-        PassManagerOptions o;
-        o.verify_each = true;
-        PassManager pm(o);
+        PassManager pm(verifying());
         pm.add(lying);
         auto err = pm.run(f);
         ASSERT_TRUE(err);
@@ -407,9 +411,7 @@ TEST(PassManagerTest, VerifyEachChecksTheAnalysesAChangedPassKept) {
     }
     {
         Function g = parse_one(kBoundInLoop);
-        PassManagerOptions o;
-        o.verify_each = true;
-        PassManager pm(o);
+        PassManager pm(verifying());
         pm.add(honest);
         ASSERT_FALSE(pm.run(g));
         EXPECT_NE(print_function(g).find("v8 = iadd v3, v4"), std::string::npos) << print_function(g);
@@ -424,11 +426,9 @@ TEST(PassManagerTest, LicmDropsTheCountedLoopsItCanChange) {
     Pass keeps_all = *find_pass("licm");
     keeps_all.name = "licm-keeping-all";
     keeps_all.invalidated = {};
-    PassManagerOptions o;
-    o.verify_each = true;
     {
         Function f = parse_one(kBoundInLoop);
-        PassManager pm(o);
+        PassManager pm(verifying());
         ASSERT_FALSE(pm.add_pipeline("loop-form,counted-loops"));
         pm.add(keeps_all);
         auto err = pm.run(f);
@@ -437,7 +437,7 @@ TEST(PassManagerTest, LicmDropsTheCountedLoopsItCanChange) {
                         "counted differ)");
     }
     Function f = parse_one(kBoundInLoop);
-    PassManager pm(o);
+    PassManager pm(verifying());
     ASSERT_FALSE(pm.add_pipeline("loop-form,counted-loops,licm,counted-loops"));
     ASSERT_FALSE(pm.run(f));
     const CountedLoops* counted = pm.context().counted_loops();
@@ -458,15 +458,14 @@ PassResult needs_nothing(Function&, PassContext&) { return {}; }
 TEST(PassManagerTest, VerifiesAfterEveryPass) {
     const Pass breaker{"breaker", "", {}, {}, {Property::CfgValid}, break_the_function, pass_needs::kAnything};
     Function f = parse_one(kTwoEntries);
-    PassManagerOptions o;
-    o.verify_each = true;
-    PassManager pm(o);
+    PassManager pm(verifying());
     pm.add(breaker);
     auto err = pm.run(f);
     ASSERT_TRUE(err);
     EXPECT_EQ(err->rfind("after pass breaker: ", 0), 0u) << *err;
 
     Function g = parse_one(kTwoEntries);
+    PassManagerOptions o;
     o.verify_each = false;
     PassManager quiet(o);
     quiet.add(breaker);
@@ -611,9 +610,7 @@ block2:
 }
 
 TEST(PassManagerTest, LoopPassesSkipAcyclicFunctionsWithoutAnalyses) {
-    PassManagerOptions o;
-    o.verify_each = true;
-    PassManager pm(o);
+    PassManager pm(verifying());
     ASSERT_FALSE(pm.add_pipeline("loop-form,count-down,loop-form,licm,forward-blocks"));
     Function f = parse_one(kStraight);
     const std::string before = print_function(f);
