@@ -116,8 +116,20 @@ struct Context::SinglePass {
     std::vector<std::pair<uint32_t, uint32_t>> displaced;  // (vreg, register index below)
     std::vector<Move> after, before;
     ParallelMoves pm;
+    // Edits of every block, in groups (one per program point) made bottom-up
+    // in processing order; each block's groups are group_end[first, last).
     std::vector<Edit> block_edits;
     std::vector<uint32_t> group_end;
+    std::vector<std::pair<uint32_t, uint32_t>> block_groups;
+    // Registers at the top of each block: (vreg, register index) pairs
+    // entry[first, last), with entry_met set where the predecessor leaves the
+    // value there; the others are loaded from their slots (top_edits).
+    std::vector<std::pair<uint32_t, uint32_t>> entry, entry_range, top_range;
+    std::vector<uint8_t> entry_met;
+    std::vector<Edit> top_edits;
+    // Per home slot: read somewhere processed so far (a definition whose
+    // slot is never read needs no store).
+    std::vector<uint8_t> slot_read;
     std::vector<uint32_t> local_free, deferred_free, path;
     uint32_t local_next = 0, local_max = 0, num_global = 0;
     uint32_t emergency = kNoSlot, emergency_count = kEmergencyMark;
@@ -149,7 +161,9 @@ private:
     std::string alloc_block(uint32_t b);
     std::string alloc_inst(uint32_t i, PRegSet clob);
     void edge_moves(uint32_t b, uint32_t term, uint32_t t);
-    void top_loads(uint32_t b);
+    void carry_in(uint32_t b, uint32_t term);
+    void finish_top(uint32_t b);
+    void emit_top(uint32_t b);
     void flush(const std::vector<Move>& moves, ProgPoint p);
 
     // Register helpers (idx: PReg::index(); rank: position in the class's
@@ -186,6 +200,12 @@ private:
         x.flags |= kSpilled;
         return Allocation::stack(x.slot);
     }
+    // slot_of for a read of the value's slot.
+    Allocation read_slot(uint32_t v) {
+        const Allocation a = slot_of(v);
+        if (s_.vi[v].flags & kGlobal) s_.slot_read[a.index] = 1;
+        return a;
+    }
     bool in_memory(uint32_t v) const { return s_.vi[v].flags & (kGlobal | kSpilled); }
     // A register of class c outside `busy` (and the live-across values),
     // the preferred one if allowed;
@@ -202,6 +222,11 @@ private:
     Output& out_;
     uint32_t cur_ = 0;  // the instruction being allocated
     bool dom_ready_ = false;
+    // Every block is processed before the blocks it dominates' (reverse
+    // layout order, every block having a predecessor laid out earlier): a
+    // definition then comes after every read of its slot, and stores only
+    // when one was read.
+    bool lazy_stores_ = false;
 };
 
 std::string Allocator::setup_env() {
@@ -557,7 +582,7 @@ void Allocator::evict(uint32_t w, uint32_t idx) {
     s_.m[c].thru &= ~bit_of(idx);
     release(idx);
     VInfo& x = s_.vi[w];
-    const Allocation slot = slot_of(w);
+    const Allocation slot = read_slot(w);
     if (x.disp == cur_ + 1 && x.reloc != kNone) {
         s_.after[x.reloc].from = slot;  // it had moved to idx for this instruction
         x.reloc = kNone;
@@ -689,7 +714,7 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
             const uint32_t v = op.vreg.index();
             VInfo& x = vi[v];
             const uint32_t below = x.reg;
-            const bool store = in_memory(v);
+            const bool store = in_memory(v) && !(lazy_stores_ && (x.flags & kGlobal) && !s_.slot_read[x.slot]);
             Masks& mc = m[c];
             Allocation a;
             if (pass == 0) {
@@ -761,7 +786,7 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
                 {Allocation::reg(PReg::from_index(r)), Allocation::reg(PReg::from_index(below)), static_cast<RegClass>(c)});
         } else {
             x.reloc = kNone;
-            s_.after.push_back({slot_of(w), Allocation::reg(PReg::from_index(below)), static_cast<RegClass>(c)});
+            s_.after.push_back({read_slot(w), Allocation::reg(PReg::from_index(below)), static_cast<RegClass>(c)});
         }
     }
     for (uint32_t k = 0; k < n; ++k) {  // relocated values read in place stay
@@ -810,7 +835,7 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
                     take(v, r);
                     allocs[k] = Allocation::reg(PReg::from_index(r));
                 } else {
-                    allocs[k] = slot_of(v);
+                    allocs[k] = read_slot(v);
                     r = kNoReg;
                 }
             } else {
@@ -827,7 +852,7 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
                 } else {  // a fixed register outside the allocatable set
                     bool dup = false;
                     for (const Move& mv : s_.before) dup |= mv.to == to;
-                    if (!dup) s_.before.push_back({slot_of(v), to, static_cast<RegClass>(c)});
+                    if (!dup) s_.before.push_back({read_slot(v), to, static_cast<RegClass>(c)});
                 }
                 r = to.is_reg() && bit_of(to.index) ? to.index : kNoReg;
             }
@@ -866,36 +891,101 @@ void Allocator::edge_moves(uint32_t b, uint32_t term, uint32_t t) {
             x.next_use = term;
             from = Allocation::reg(PReg::from_index(r));
         } else {
-            from = slot_of(a);
+            from = read_slot(a);
         }
         s_.after.push_back({from, Allocation::stack(s_.vi[p].slot), static_cast<RegClass>(c)});
     }
     flush(s_.after, ProgPoint::before(term));
 }
 
-// Values in registers at the top of block b come from their home slots.
-void Allocator::top_loads(uint32_t b) {
-    s_.after.clear();
+// Before walking block b: the registers each successor t that has b as its
+// only predecessor (and was processed already) expects its values in. The
+// argument of a parameter takes the parameter's place. A value b can leave
+// there (no conflict with another successor's wishes, registers left for
+// the terminator's own uses) is marked met; t loads the others from their
+// slots.
+void Allocator::carry_in(uint32_t b, uint32_t term) {
+    const uint32_t ob = f_.operands_begin[term], oe = f_.operands_begin[term + 1];
+    // Registers the terminator's uses may need; carrying nothing when it has
+    // fixed operands or clobbers keeps every move away from After(term).
+    int room[kNumRegClasses];
+    bool can_carry = f_.clobbers.empty() || !std::binary_search(
+        f_.clobbers.begin(), f_.clobbers.end(), std::pair<uint32_t, PRegSet>(term, PRegSet()),
+        [](const std::pair<uint32_t, PRegSet>& x, const std::pair<uint32_t, PRegSet>& y) { return x.first < y.first; });
+    for (unsigned c = 0; c < kNumRegClasses; ++c) room[c] = __builtin_popcountll(s_.all[c]);
+    for (uint32_t o = ob; o < oe; ++o) {
+        const Operand& op = f_.operands[o];
+        can_carry &= op.constraint != Constraint::Fixed;
+        --room[static_cast<unsigned>(op.vreg.cls())];
+    }
+    for (uint32_t e = f_.succs_begin[b]; e < f_.succs_begin[b + 1]; ++e) {
+        const uint32_t t = f_.succs[e];
+        if (t <= b || f_.preds_begin[t + 1] - f_.preds_begin[t] != 1) continue;
+        const auto [first, last] = s_.entry_range[t];
+        for (uint32_t k = first; k < last && can_carry; ++k) {
+            const auto [v, idx] = s_.entry[k];
+            uint32_t u = v;
+            if (s_.vi[v].def_block == t && s_.vi[v].def_inst == kParamDef)
+                u = f_.branch_args[f_.branch_args_begin[e] + s_.vi[v].param_index].index();
+            const unsigned c = idx / kMaxRegsPerClass;
+            VInfo& x = s_.vi[u];
+            if (x.reg == idx) {
+                s_.entry_met[k] = 1;
+                continue;
+            }
+            if (x.reg != kNoReg || s_.owner[idx] != kNone || room[c] <= 0) continue;
+            take(u, idx);
+            x.next_use = term + 1;
+            --room[c];
+            s_.entry_met[k] = 1;
+        }
+        emit_top(t);
+    }
+}
+
+// After walking block b: what it expects in registers at its top. Its only
+// predecessor, when processed later, may leave the values there (carry_in);
+// otherwise they are loaded from their home slots now.
+void Allocator::finish_top(uint32_t b) {
+    const uint32_t first = static_cast<uint32_t>(s_.entry.size());
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1) {
             const uint32_t idx = lowest(c, bits & (~bits + 1));
             const uint32_t w = s_.owner[idx];
             assert((s_.vi[w].flags & kGlobal) && "only global values are live into a block");
-            s_.after.push_back({Allocation::stack(s_.vi[w].slot), Allocation::reg(PReg::from_index(idx)),
-                                static_cast<RegClass>(c)});
+            s_.entry.push_back({w, idx});
+            s_.entry_met.push_back(0);
             s_.vi[w].reg = kNoReg;
             s_.owner[idx] = kNone;
         }
         s_.occupied[c] = 0;
     }
-    flush(s_.after, ProgPoint::before(f_.block_insts_begin[b]));
+    s_.entry_range[b] = {first, static_cast<uint32_t>(s_.entry.size())};
+    const bool one_pred = f_.preds_begin[b + 1] - f_.preds_begin[b] == 1;
+    if (!(b != 0 && one_pred && f_.preds[f_.preds_begin[b]] < b)) emit_top(b);
+}
+
+// The loads at the top of block b of the values its predecessor does not
+// leave in their registers.
+void Allocator::emit_top(uint32_t b) {
+    const uint32_t start = static_cast<uint32_t>(s_.top_edits.size());
+    const ProgPoint p = ProgPoint::before(f_.block_insts_begin[b]);
+    const auto [first, last] = s_.entry_range[b];
+    for (uint32_t k = first; k < last; ++k) {
+        if (s_.entry_met[k]) continue;
+        const auto [w, idx] = s_.entry[k];
+        const uint32_t slot = s_.vi[w].slot;
+        s_.slot_read[slot] = 1;
+        s_.top_edits.push_back({p, Allocation::stack(slot), Allocation::reg(PReg::from_index(idx)),
+                                static_cast<RegClass>(idx / kMaxRegsPerClass)});
+    }
+    s_.top_range[b] = {start, static_cast<uint32_t>(s_.top_edits.size())};
 }
 
 std::string Allocator::alloc_block(uint32_t b) {
-    s_.block_edits.clear();
-    s_.group_end.clear();
     s_.local_next = 0;
     s_.local_free.clear();
+    const uint32_t group_first = static_cast<uint32_t>(s_.group_end.size());
     const uint32_t first = f_.block_insts_begin[b], term = f_.block_insts_begin[b + 1] - 1;
     // Clobber sets by a cursor moving down through the block.
     size_t ci = static_cast<size_t>(
@@ -911,6 +1001,7 @@ std::string Allocator::alloc_block(uint32_t b) {
         return set;
     };
     uint32_t i = term + 1;
+    bool edge = false;
     if (f_.succs_begin[b + 1] - f_.succs_begin[b] == 1) {
         const uint32_t t = f_.succs[f_.succs_begin[b]];
         if (f_.preds_begin[t + 1] - f_.preds_begin[t] > 1 && f_.params_begin[t + 1] > f_.params_begin[t]) {
@@ -918,19 +1009,16 @@ std::string Allocator::alloc_block(uint32_t b) {
             clobbers_of(term);
             edge_moves(b, term, t);
             i = term;
+            edge = true;
         }
     }
+    if (!edge) carry_in(b, term);
     while (i-- > first) {
         std::string err = alloc_inst(i, clobbers_of(i));
         if (!err.empty()) return err;
     }
-    top_loads(b);
-    // Groups were made bottom-up: emit them in reverse.
-    const auto& g = s_.group_end;
-    for (size_t k = g.size(); k-- > 0;) {
-        const uint32_t from = k ? g[k - 1] : 0;
-        out_.edits.insert(out_.edits.end(), s_.block_edits.begin() + from, s_.block_edits.begin() + g[k]);
-    }
+    finish_top(b);
+    s_.block_groups[b] = {group_first, static_cast<uint32_t>(s_.group_end.size())};
     return {};
 }
 
@@ -948,10 +1036,40 @@ std::string Allocator::run() {
     s_.emergency = kNoSlot;
     s_.emergency_count = kEmergencyMark;
     out_.allocs.assign(f_.operands.size(), Allocation());
-    for (uint32_t b = 0; b < f_.num_blocks(); ++b) {
+    const uint32_t nb = f_.num_blocks();
+    s_.block_edits.clear();
+    s_.group_end.clear();
+    s_.entry.clear();
+    s_.entry_met.clear();
+    s_.top_edits.clear();
+    s_.block_groups.resize(nb);
+    s_.entry_range.resize(nb);
+    s_.top_range.resize(nb);
+    s_.slot_read.assign(s_.num_global, 0);
+    lazy_stores_ = true;
+    for (uint32_t b = 1; b < nb && lazy_stores_; ++b) {
+        bool earlier = false;
+        for (uint32_t e = f_.preds_begin[b]; e < f_.preds_begin[b + 1]; ++e) earlier |= f_.preds[e] < b;
+        lazy_stores_ = earlier;
+    }
+    // Blocks in reverse: each (usually) after its successors, so it can
+    // leave values where they expect them.
+    for (uint32_t b = nb; b-- > 0;) {
         if (!(err = alloc_block(b)).empty()) {
             out_.clear();
             return err;
+        }
+    }
+    // Edits in program order: per block its top loads, then its groups in
+    // reverse (they were made bottom-up).
+    out_.edits.reserve(s_.block_edits.size() + s_.top_edits.size());
+    for (uint32_t b = 0; b < nb; ++b) {
+        const auto [t0, t1] = s_.top_range[b];
+        out_.edits.insert(out_.edits.end(), s_.top_edits.begin() + t0, s_.top_edits.begin() + t1);
+        const auto [g0, g1] = s_.block_groups[b];
+        for (uint32_t k = g1; k-- > g0;) {
+            const uint32_t from = k ? s_.group_end[k - 1] : 0;
+            out_.edits.insert(out_.edits.end(), s_.block_edits.begin() + from, s_.block_edits.begin() + s_.group_end[k]);
         }
     }
     uint32_t slots = s_.num_global + s_.local_max;
