@@ -63,8 +63,7 @@ struct VInfo {
     uint32_t param_index = 0;   // a parameter's position in its block
     uint32_t slot = kNone;
     uint32_t next_use = 0;   // nearest use below the scan point, in the block
-    uint32_t mark = 0;       // 2 * (i + 1) when used by i, + 1 when defined by i
-    uint32_t disp = 0;       // i + 1 when displaced at i
+    uint32_t disp = 0;       // the stamp of the instruction walk that displaced it
     uint32_t reloc = kNone;  // with disp: its After(i) move, from its new register
     uint32_t dom_block = kNone;  // the last block where a use was found dominated
     uint8_t cls = 0;
@@ -126,6 +125,10 @@ struct Context::SinglePass {
     // value there; the others are loaded from their slots (top_edits).
     std::vector<std::pair<uint32_t, uint32_t>> entry, entry_range, top_range;
     std::vector<uint8_t> entry_met;
+    // Blocks with several predecessors (ordered layouts): the registers every
+    // predecessor delivers the block's values in, entry[first, last) of the
+    // block's first walk (last == kNone: none yet).
+    std::vector<std::pair<uint32_t, uint32_t>> iface;
     std::vector<Edit> top_edits;
     // Per home slot: read somewhere processed so far (a definition whose
     // slot is never read needs no store).
@@ -163,8 +166,14 @@ private:
     void edge_moves(uint32_t b, uint32_t term, uint32_t t);
     void carry_in(uint32_t b, uint32_t term);
     void finish_top(uint32_t b);
+    void top_fixup(uint32_t b);
     void emit_top(uint32_t b);
     void flush(const std::vector<Move>& moves, ProgPoint p);
+    void sequence(const std::vector<Move>& moves, ProgPoint p, std::vector<Edit>& dst);
+    void iface_moves(uint32_t b, uint32_t term, uint32_t t);
+    bool is_param_of(uint32_t v, uint32_t t) const {
+        return s_.vi[v].def_block == t && s_.vi[v].def_inst == kParamDef;
+    }
 
     // Register helpers (idx: PReg::index(); rank: position in the class's
     // preference order).
@@ -220,7 +229,7 @@ private:
     const Function& f_;
     const MachineEnv& env_;
     Output& out_;
-    uint32_t cur_ = 0;  // the instruction being allocated
+    uint32_t stamp_ = 0;  // counts instruction walks (blocks may be walked twice)
     bool dom_ready_ = false;
     // Every block is processed before the blocks it dominates' (reverse
     // layout order, every block having a predecessor laid out earlier): a
@@ -571,11 +580,11 @@ uint32_t Allocator::pick(unsigned c, uint64_t busy, uint32_t prefer, bool displa
 void Allocator::displace(uint32_t w, uint32_t idx) {
     s_.m[idx / kMaxRegsPerClass].thru &= ~bit_of(idx);
     release(idx);
-    s_.vi[w].disp = cur_ + 1;
+    s_.vi[w].disp = stamp_;
     s_.displaced.push_back({w, idx});
 }
 
-// During the uses of instruction cur_: w leaves register idx and is
+// During the uses of the current instruction: w leaves register idx and is
 // reloaded after the instruction where the code below expects it.
 void Allocator::evict(uint32_t w, uint32_t idx) {
     const unsigned c = idx / kMaxRegsPerClass;
@@ -583,7 +592,7 @@ void Allocator::evict(uint32_t w, uint32_t idx) {
     release(idx);
     VInfo& x = s_.vi[w];
     const Allocation slot = read_slot(w);
-    if (x.disp == cur_ + 1 && x.reloc != kNone) {
+    if (x.disp == stamp_ && x.reloc != kNone) {
         s_.after[x.reloc].from = slot;  // it had moved to idx for this instruction
         x.reloc = kNone;
         return;
@@ -593,40 +602,33 @@ void Allocator::evict(uint32_t w, uint32_t idx) {
 
 void Allocator::flush(const std::vector<Move>& moves, ProgPoint p) {
     if (moves.empty()) return;
+    sequence(moves, p, s_.block_edits);
+    s_.group_end.push_back(static_cast<uint32_t>(s_.block_edits.size()));
+}
+
+void Allocator::sequence(const std::vector<Move>& moves, ProgPoint p, std::vector<Edit>& dst) {
     // When no move writes what another reads (the usual case: a store, a
-    // reload or a copy), they go out in any order without the sequencer; a
-    // stack-to-stack move (edges only) through the scratch register.
+    // reload or a copy), they go out in any order without the sequencer.
     bool conflict = moves.size() > 16;
     for (size_t a = 0; a < moves.size() && !conflict; ++a)
         for (size_t b = 0; b < moves.size(); ++b) conflict |= a != b && moves[a].to == moves[b].from;
     if (!conflict) {
-        for (const Move& mv : moves) {
-            if (mv.from == mv.to) continue;
-            if (mv.from.is_stack() && mv.to.is_stack()) {
-                const Allocation scratch = Allocation::reg(env_.scratch[static_cast<unsigned>(mv.cls)]);
-                s_.block_edits.push_back({p, mv.from, scratch, mv.cls});
-                s_.block_edits.push_back({p, scratch, mv.to, mv.cls});
-            } else {
-                s_.block_edits.push_back({p, mv.from, mv.to, mv.cls});
-            }
-        }
-        s_.group_end.push_back(static_cast<uint32_t>(s_.block_edits.size()));
+        for (const Move& mv : moves)
+            if (mv.from != mv.to) ParallelMoves::emit(env_, p, mv.from, mv.to, mv.cls, dst);
         return;
     }
     for (const Move& mv : moves) s_.pm.add(mv.from, mv.to, mv.cls);
-    s_.pm.resolve(env_, p, s_.emergency, s_.emergency_count, s_.block_edits);
-    s_.group_end.push_back(static_cast<uint32_t>(s_.block_edits.size()));
+    s_.pm.resolve(env_, p, s_.emergency, s_.emergency_count, dst);
 }
 
 std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
-    cur_ = i;
+    ++stamp_;
     const uint32_t ob = f_.operands_begin[i], oe = f_.operands_begin[i + 1];
     const uint32_t n = oe - ob;
     if (n == 0 && clobbers.empty()) return {};
     const Operand* ops = f_.operands.data() + ob;
     Allocation* allocs = out_.allocs.data() + ob;
     VInfo* vi = s_.vi.data();
-    const uint32_t use_mark = 2 * (i + 1), def_mark = use_mark + 1;
     Masks* m = s_.m;
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         m[c] = Masks();
@@ -649,7 +651,6 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
         const Operand& op = ops[k];
         const unsigned c = static_cast<unsigned>(op.vreg.cls());
         if (op.kind != OperandKind::Def) continue;
-        vi[op.vreg.index()].mark = def_mark;
         if (op.constraint == Constraint::Fixed) {
             m[c].fixD |= bit_of(op.fixed_reg().index());
         } else if (op.constraint == Constraint::Reuse) {
@@ -663,7 +664,6 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
         if (op.kind != OperandKind::Use) continue;
         const unsigned c = static_cast<unsigned>(op.vreg.cls());
         const uint32_t v = op.vreg.index();
-        vi[v].mark = use_mark;
         if (op.constraint == Constraint::Fixed) {
             const uint32_t idx = op.fixed_reg().index();
             (op.pos == OperandPos::Early ? m[c].fixE : m[c].fixL) |= bit_of(idx);
@@ -793,7 +793,7 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
         const Operand& op = ops[k];
         const uint32_t v = op.vreg.index();
         if (op.kind == OperandKind::Use && op.constraint == Constraint::Reg && !is_reused(k) && vi[v].reg != kNoReg &&
-            vi[v].disp == i + 1)
+            vi[v].disp == stamp_)
             m[static_cast<unsigned>(op.vreg.cls())].pinned |= bit_of(vi[v].reg);
     }
 
@@ -922,6 +922,7 @@ void Allocator::carry_in(uint32_t b, uint32_t term) {
         const uint32_t t = f_.succs[e];
         if (t <= b || f_.preds_begin[t + 1] - f_.preds_begin[t] != 1) continue;
         const auto [first, last] = s_.entry_range[t];
+        std::fill(s_.entry_met.begin() + first, s_.entry_met.begin() + last, 0);  // an earlier walk's choice
         for (uint32_t k = first; k < last && can_carry; ++k) {
             const auto [v, idx] = s_.entry[k];
             uint32_t u = v;
@@ -948,6 +949,19 @@ void Allocator::carry_in(uint32_t b, uint32_t term) {
 // otherwise they are loaded from their home slots now.
 void Allocator::finish_top(uint32_t b) {
     const uint32_t first = static_cast<uint32_t>(s_.entry.size());
+    if (lazy_stores_ && f_.preds_begin[b + 1] - f_.preds_begin[b] > 1) {
+        if (s_.iface[b].second == kNone) {
+            // The first walk: the registers it wants become the interface.
+            for (unsigned c = 0; c < kNumRegClasses; ++c)
+                for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1)
+                    s_.entry.push_back({s_.owner[lowest(c, bits & (~bits + 1))], lowest(c, bits & (~bits + 1))});
+            s_.entry_met.resize(s_.entry.size(), 1);
+            s_.iface[b] = {first, static_cast<uint32_t>(s_.entry.size())};
+        }
+        s_.entry_range[b] = {first, first};
+        top_fixup(b);
+        return;
+    }
     for (unsigned c = 0; c < kNumRegClasses; ++c) {
         for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1) {
             const uint32_t idx = lowest(c, bits & (~bits + 1));
@@ -963,6 +977,89 @@ void Allocator::finish_top(uint32_t b) {
     s_.entry_range[b] = {first, static_cast<uint32_t>(s_.entry.size())};
     const bool one_pred = f_.preds_begin[b + 1] - f_.preds_begin[b] == 1;
     if (!(b != 0 && one_pred && f_.preds[f_.preds_begin[b]] < b)) emit_top(b);
+}
+
+// Block b has several predecessors, each delivering the interface: at its
+// top, moves turn that into the registers this walk wants (values it does
+// not deliver come from their slots), and a parameter whose slot is read
+// below is stored there.
+void Allocator::top_fixup(uint32_t b) {
+    s_.after.clear();
+    const auto [first, last] = s_.iface[b];
+    for (uint32_t k = first; k < last; ++k) {
+        const auto [v, r] = s_.entry[k];
+        VInfo& x = s_.vi[v];
+        const RegClass cls = static_cast<RegClass>(x.cls);
+        if (is_param_of(v, b) && s_.slot_read[x.slot])
+            s_.after.push_back({Allocation::reg(PReg::from_index(r)), Allocation::stack(x.slot), cls});
+        if (x.reg != kNoReg) {
+            if (x.reg != r)
+                s_.after.push_back({Allocation::reg(PReg::from_index(r)), Allocation::reg(PReg::from_index(x.reg)), cls});
+            x.flags |= kVisit;
+        }
+    }
+    for (unsigned c = 0; c < kNumRegClasses; ++c) {
+        for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1) {
+            const uint32_t idx = lowest(c, bits & (~bits + 1));
+            const uint32_t w = s_.owner[idx];
+            if (s_.vi[w].flags & kVisit)
+                s_.vi[w].flags &= static_cast<uint8_t>(~kVisit);
+            else
+                s_.after.push_back({read_slot(w), Allocation::reg(PReg::from_index(idx)), static_cast<RegClass>(c)});
+            s_.vi[w].reg = kNoReg;
+            s_.owner[idx] = kNone;
+        }
+        s_.occupied[c] = 0;
+    }
+    const uint32_t start = static_cast<uint32_t>(s_.top_edits.size());
+    if (!s_.after.empty()) sequence(s_.after, ProgPoint::before(f_.block_insts_begin[b]), s_.top_edits);
+    s_.top_range[b] = {start, static_cast<uint32_t>(s_.top_edits.size())};
+}
+
+// The jump of b to t (several predecessors, an interface): values live into
+// t stay in their interface registers (taken here, so b's walk keeps them
+// there), arguments move at Before(term) to their parameters' interface
+// registers, or to the parameters' slots when not in the interface.
+void Allocator::iface_moves(uint32_t b, uint32_t term, uint32_t t) {
+    const uint32_t e = f_.succs_begin[b];
+    s_.after.clear();
+    const auto [first, last] = s_.iface[t];
+    for (uint32_t k = first; k < last; ++k) {
+        const auto [v, r] = s_.entry[k];
+        if (is_param_of(v, t)) continue;
+        VInfo& x = s_.vi[v];
+        if (x.reg == r) continue;
+        if (x.reg == kNoReg && s_.owner[r] == kNone) {
+            take(v, r);
+            x.next_use = term + 1;
+            continue;
+        }
+        const Allocation from = x.reg != kNoReg ? Allocation::reg(PReg::from_index(x.reg)) : read_slot(v);
+        s_.after.push_back({from, Allocation::reg(PReg::from_index(r)), static_cast<RegClass>(x.cls)});
+    }
+    for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
+        const uint32_t p = f_.params[f_.params_begin[t] + k].index();
+        if (!(s_.vi[p].flags & kUsed)) continue;
+        Allocation to = Allocation::stack(s_.vi[p].slot);
+        for (uint32_t j = first; j < last; ++j)
+            if (s_.entry[j].first == p) to = Allocation::reg(PReg::from_index(s_.entry[j].second));
+        const uint32_t a = f_.branch_args[f_.branch_args_begin[e] + k].index();
+        VInfo& x = s_.vi[a];
+        const unsigned c = x.cls;
+        Allocation from;
+        if (x.reg != kNoReg) {
+            from = Allocation::reg(PReg::from_index(x.reg));
+        } else if (x.def_block == b && (s_.all[c] & ~s_.occupied[c])) {
+            const uint32_t r = lowest(c, s_.all[c] & ~s_.occupied[c]);
+            take(a, r);
+            x.next_use = term;
+            from = Allocation::reg(PReg::from_index(r));
+        } else {
+            from = read_slot(a);
+        }
+        s_.after.push_back({from, to, static_cast<RegClass>(c)});
+    }
+    flush(s_.after, ProgPoint::before(term));
 }
 
 // The loads at the top of block b of the values its predecessor does not
@@ -1004,10 +1101,14 @@ std::string Allocator::alloc_block(uint32_t b) {
     bool edge = false;
     if (f_.succs_begin[b + 1] - f_.succs_begin[b] == 1) {
         const uint32_t t = f_.succs[f_.succs_begin[b]];
-        if (f_.preds_begin[t + 1] - f_.preds_begin[t] > 1 && f_.params_begin[t + 1] > f_.params_begin[t]) {
+        if (f_.preds_begin[t + 1] - f_.preds_begin[t] > 1 &&
+            (s_.iface[t].second != kNone || f_.params_begin[t + 1] > f_.params_begin[t])) {
             // The contract: this jump has no operands.
             clobbers_of(term);
-            edge_moves(b, term, t);
+            if (s_.iface[t].second != kNone)
+                iface_moves(b, term, t);
+            else
+                edge_moves(b, term, t);
             i = term;
             edge = true;
         }
@@ -1054,8 +1155,25 @@ std::string Allocator::run() {
     }
     // Blocks in reverse: each (usually) after its successors, so it can
     // leave values where they expect them.
+    s_.iface.assign(nb, {0, kNone});
     for (uint32_t b = nb; b-- > 0;) {
-        if (!(err = alloc_block(b)).empty()) {
+        const bool fresh = s_.iface[b].second == kNone;
+        err = alloc_block(b);
+        // A block that just got its interface after some predecessors (back
+        // edges) were walked: those are walked again, with every block laid
+        // out between, then the block itself (its moves at the top turn the
+        // interface into what it wants).
+        uint32_t hi = 0;
+        bool again = false;
+        if (fresh && s_.iface[b].second != kNone) {
+            for (uint32_t e = f_.preds_begin[b]; e < f_.preds_begin[b + 1]; ++e) {
+                again |= f_.preds[e] >= b;
+                hi = std::max(hi, f_.preds[e]);
+            }
+        }
+        for (uint32_t x = hi; again && err.empty() && x > b; --x) err = alloc_block(x);
+        if (again && err.empty()) err = alloc_block(b);
+        if (!err.empty()) {
             out_.clear();
             return err;
         }

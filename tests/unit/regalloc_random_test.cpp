@@ -11,6 +11,7 @@
 #include <string>
 
 #include "codegen/regalloc/regalloc.h"
+#include "codegen/regalloc/testing/dump.h"
 #include "codegen/regalloc/testing/random_function.h"
 
 namespace heron::ra {
@@ -54,7 +55,7 @@ TEST_P(RegallocRandom, FiveThousandFunctionsPassTheChecker) {
         const std::string err = allocate(f, e.env, out, ctx, GetParam());
         ASSERT_EQ(err, "") << "seed " << seed << " env " << e.name << ": " << describe(f);
         const std::string bad = check(f, e.env, out);
-        ASSERT_EQ(bad, "") << "seed " << seed << " env " << e.name << ": " << describe(f);
+        ASSERT_EQ(bad, "") << "seed " << seed << " env " << e.name << ": " << describe(f) << testing::dump(f, &out);
         spills += out.num_spill_slots;
         edits += out.edits.size();
         insts += f.num_insts();
