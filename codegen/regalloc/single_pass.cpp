@@ -934,10 +934,12 @@ void Allocator::carry_in(uint32_t b, uint32_t term) {
                 s_.entry_met[k] = 1;
                 continue;
             }
-            if (x.reg != kNoReg || s_.owner[idx] != kNone || room[c] <= 0) continue;
+            bool term_use = false;  // its register is counted already
+            for (uint32_t o = ob; o < oe; ++o) term_use |= f_.operands[o].vreg.index() == u;
+            if (x.reg != kNoReg || s_.owner[idx] != kNone || (room[c] <= 0 && !term_use)) continue;
             take(u, idx);
             x.next_use = term + 1;
-            --room[c];
+            room[c] -= !term_use;
             s_.entry_met[k] = 1;
         }
         emit_top(t);
@@ -950,8 +952,12 @@ void Allocator::carry_in(uint32_t b, uint32_t term) {
 void Allocator::finish_top(uint32_t b) {
     const uint32_t first = static_cast<uint32_t>(s_.entry.size());
     if (lazy_stores_ && f_.preds_begin[b + 1] - f_.preds_begin[b] > 1) {
-        if (s_.iface[b].second == kNone) {
-            // The first walk: the registers it wants become the interface.
+        bool back = false;  // a predecessor walked before this block
+        for (uint32_t e = f_.preds_begin[b]; e < f_.preds_begin[b + 1]; ++e) back |= f_.preds[e] >= b;
+        if (s_.iface[b].second == kNone || !back) {
+            // The registers this walk wants become the interface (the first
+            // walk of a loop header, any walk of a block whose predecessors
+            // all come later).
             for (unsigned c = 0; c < kNumRegClasses; ++c)
                 for (uint64_t bits = s_.occupied[c]; bits; bits &= bits - 1)
                     s_.entry.push_back({s_.owner[lowest(c, bits & (~bits + 1))], lowest(c, bits & (~bits + 1))});
@@ -1037,6 +1043,9 @@ void Allocator::iface_moves(uint32_t b, uint32_t term, uint32_t t) {
         const Allocation from = x.reg != kNoReg ? Allocation::reg(PReg::from_index(x.reg)) : read_slot(v);
         s_.after.push_back({from, Allocation::reg(PReg::from_index(r)), static_cast<RegClass>(x.cls)});
     }
+    uint64_t dest[kNumRegClasses] = {};  // the parameters' interface registers
+    for (uint32_t k = first; k < last; ++k)
+        if (is_param_of(s_.entry[k].first, t)) dest[s_.entry[k].second / kMaxRegsPerClass] |= bit_of(s_.entry[k].second);
     for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
         const uint32_t p = f_.params[f_.params_begin[t] + k].index();
         if (!(s_.vi[p].flags & kUsed)) continue;
@@ -1049,8 +1058,13 @@ void Allocator::iface_moves(uint32_t b, uint32_t term, uint32_t t) {
         Allocation from;
         if (x.reg != kNoReg) {
             from = Allocation::reg(PReg::from_index(x.reg));
-        } else if (x.def_block == b && (s_.all[c] & ~s_.occupied[c])) {
-            const uint32_t r = lowest(c, s_.all[c] & ~s_.occupied[c]);
+        } else if (s_.all[c] & ~s_.occupied[c]) {
+            // In a register from above: the parameter's own when free, else
+            // preferably one no parameter arrives in.
+            const uint64_t free = s_.all[c] & ~s_.occupied[c];
+            const uint32_t r = to.is_reg() && s_.owner[to.index] == kNone ? to.index
+                               : (free & ~dest[c])                                      ? lowest(c, free & ~dest[c])
+                                                                                        : lowest(c, free);
             take(a, r);
             x.next_use = term;
             from = Allocation::reg(PReg::from_index(r));
