@@ -112,6 +112,7 @@ struct Context::SinglePass {
     Masks m[kNumRegClasses];
     uint32_t reuse_stamp[256] = {}, reuse_def[256] = {};
     uint32_t reuse_gen = 0;
+    uint8_t pass_of[256], op_order[256];  // per operand of the instruction: its pass; operands by pass
     std::vector<std::pair<uint32_t, uint32_t>> displaced;  // (vreg, register index below)
     std::vector<Move> after, before;
     ParallelMoves pm;
@@ -646,24 +647,50 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
     const uint32_t gen = s_.reuse_gen;
     auto is_reused = [&](uint32_t k) { return s_.reuse_stamp[k] == gen; };
 
-    // Step 0: marks and fixed registers.
+    // Step 0: fixed registers, and each operand's pass (steps 2 and 4):
+    // defs 0-4, uses 5-9; `order` lists the operands by pass.
+    uint8_t* pass_of = s_.pass_of;
+    uint32_t count[11] = {};
     for (uint32_t k = 0; k < n; ++k) {
         const Operand& op = ops[k];
         const unsigned c = static_cast<unsigned>(op.vreg.cls());
         if (op.kind != OperandKind::Def) continue;
+        const bool reuse_fixed = op.constraint == Constraint::Reuse && ops[op.aux].constraint == Constraint::Fixed;
         if (op.constraint == Constraint::Fixed) {
             m[c].fixD |= bit_of(op.fixed_reg().index());
         } else if (op.constraint == Constraint::Reuse) {
             s_.reuse_stamp[op.aux] = gen;
             s_.reuse_def[op.aux] = k;
-            if (ops[op.aux].constraint == Constraint::Fixed) m[c].fixD |= bit_of(ops[op.aux].fixed_reg().index());
+            if (reuse_fixed) m[c].fixD |= bit_of(ops[op.aux].fixed_reg().index());
         }
+        uint8_t pass;
+        if (op.constraint == Constraint::Fixed || reuse_fixed)
+            pass = 0;
+        else if (op.constraint == Constraint::Reuse)
+            pass = 1;
+        else if (op.constraint == Constraint::Reg)
+            pass = op.pos == OperandPos::Early ? 2 : 3;
+        else
+            pass = 4;
+        pass_of[k] = pass;
+        ++count[pass + 1];
     }
     for (uint32_t k = 0; k < n; ++k) {
         const Operand& op = ops[k];
         if (op.kind != OperandKind::Use) continue;
         const unsigned c = static_cast<unsigned>(op.vreg.cls());
         const uint32_t v = op.vreg.index();
+        uint8_t pass;
+        if (op.constraint == Constraint::Fixed)
+            pass = 9;
+        else if (is_reused(k))
+            pass = 8;
+        else if (op.constraint == Constraint::Any)
+            pass = 7;
+        else
+            pass = op.pos == OperandPos::Late ? 5 : 6;
+        pass_of[k] = pass;
+        ++count[pass + 1];
         if (op.constraint == Constraint::Fixed) {
             const uint32_t idx = op.fixed_reg().index();
             (op.pos == OperandPos::Early ? m[c].fixE : m[c].fixL) |= bit_of(idx);
@@ -672,6 +699,11 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
             m[c].pinned |= bit_of(vi[v].reg);
         }
     }
+
+    for (unsigned p = 1; p <= 10; ++p) count[p] += count[p - 1];
+    uint8_t* order = s_.op_order;
+    for (uint32_t k = 0; k < n; ++k) order[count[pass_of[k]]++] = static_cast<uint8_t>(k);
+    const uint32_t num_defs = count[4];  // count[p] is now the end of pass p
 
     // Step 1: values live across the instruction (in a register below, not
     // defined here); displace those in the way.
@@ -695,21 +727,12 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
     auto fail = [&] { return "inst" + to_string(i) + ": more values need registers at once than there are"; };
 
     // Step 2: defs. Passes: fixed, reuse, Early Reg, Late Reg, Any.
-    for (int pass = 0; pass < 5; ++pass) {
-        for (uint32_t k = 0; k < n; ++k) {
+    {
+        for (uint32_t j = 0; j < num_defs; ++j) {
+            const uint32_t k = order[j];
             const Operand& op = ops[k];
-            if (op.kind != OperandKind::Def) continue;
+            const int pass = pass_of[k];
             const bool reuse_fixed = op.constraint == Constraint::Reuse && ops[op.aux].constraint == Constraint::Fixed;
-            int want;
-            if (op.constraint == Constraint::Fixed || reuse_fixed)
-                want = 0;
-            else if (op.constraint == Constraint::Reuse)
-                want = 1;
-            else if (op.constraint == Constraint::Reg)
-                want = op.pos == OperandPos::Early ? 2 : 3;
-            else
-                want = 4;
-            if (want != pass) continue;
             const unsigned c = static_cast<unsigned>(op.vreg.cls());
             const uint32_t v = op.vreg.index();
             VInfo& x = vi[v];
@@ -798,20 +821,11 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
     }
 
     // Step 4: uses. Passes: Late Reg, Early Reg, Any, reused inputs, Fixed.
-    for (int pass = 0; pass < 5; ++pass) {
-        for (uint32_t k = 0; k < n; ++k) {
+    {
+        for (uint32_t j = num_defs; j < n; ++j) {
+            const uint32_t k = order[j];
             const Operand& op = ops[k];
-            if (op.kind != OperandKind::Use) continue;
-            int want;
-            if (op.constraint == Constraint::Fixed)
-                want = 4;
-            else if (is_reused(k))
-                want = 3;
-            else if (op.constraint == Constraint::Any)
-                want = 2;
-            else
-                want = op.pos == OperandPos::Late ? 0 : 1;
-            if (want != pass) continue;
+            const int pass = pass_of[k] - 5;
             const unsigned c = static_cast<unsigned>(op.vreg.cls());
             const uint32_t v = op.vreg.index();
             Masks& mc = m[c];
