@@ -105,6 +105,9 @@ struct Context::SinglePass {
     // Dominators (Cooper, Harvey and Kennedy), made on the first use of a
     // value outside its block.
     std::vector<uint32_t> rpo_num, idom, order, stack, next_child;
+    // The dominator tree in preorder: block b's subtree is the blocks with
+    // dom_pre in [dom_pre[b], dom_pre[b] + dom_size[b]).
+    std::vector<uint32_t> dom_pre, dom_size;
     // Scan state.
     uint32_t owner[kNumPRegs];
     uint32_t fix_vreg[kNumPRegs];
@@ -436,6 +439,19 @@ void Allocator::compute_dominators() {
             }
         }
     }
+    // Subtree sizes (children come after their parent in reverse postorder),
+    // then preorder numbers: each child takes the next range of its parent's.
+    auto& size = s_.dom_size;
+    auto& pre = s_.dom_pre;
+    size.assign(nb, 1);
+    pre.assign(nb, 0);
+    for (uint32_t k = static_cast<uint32_t>(order.size()); k-- > 1;) size[idom[order[k]]] += size[order[k]];
+    for (uint32_t k = 0; k < order.size(); ++k) next[order[k]] = 1;  // the next free offset in each subtree
+    for (uint32_t k = 1; k < order.size(); ++k) {
+        const uint32_t b = order[k], d = idom[b];
+        pre[b] = pre[d] + next[d];
+        next[d] += size[b];
+    }
 }
 
 // Whether block d dominates block u. A use in an unreachable block is
@@ -445,9 +461,8 @@ bool Allocator::dominates(uint32_t d, uint32_t u) {
     const uint32_t* num = s_.rpo_num.data();
     if (num[u] == kNone) return true;
     if (num[d] == kNone) return false;
-    uint32_t x = u;
-    while (num[x] > num[d]) x = s_.idom[x];
-    return x == d;
+    const uint32_t* pre = s_.dom_pre.data();
+    return pre[d] <= pre[u] && pre[u] < pre[d] + s_.dom_size[d];
 }
 
 // Uses: defined, of the right class, after the definition in its block or in

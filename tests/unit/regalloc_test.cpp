@@ -616,6 +616,34 @@ TEST_P(RegallocSinglePass, ValuesCrossSinglePredecessorEdgesInRegisters) {
     EXPECT_EQ(alloc_of(f, out, f.block_insts_begin[b2], 1), alloc_of(f, out, 1, 0));
 }
 
+// A join with two predecessors: both deliver the join's values in the
+// registers its walk wants them in (its interface), the parameter included,
+// so nothing is stored or loaded anywhere.
+TEST_P(RegallocSinglePass, JoinGetsItsValuesInRegistersFromEveryPredecessor) {
+    const MachineEnv env = testing::tiny_env(4, 1);
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block(), b2 = fb.block(), b3 = fb.block();
+    const VReg x = fb.int_vreg(), cond = fb.int_vreg(), y1 = fb.int_vreg(), y2 = fb.int_vreg(), p = fb.param(b3),
+               s = fb.int_vreg();
+    fb.inst(b0, {Operand::def(x)});
+    fb.inst(b0, {Operand::def(cond)});
+    fb.branch(b0, cond, b1, {}, b2, {});
+    fb.inst(b1, {Operand::def(y1)});
+    fb.jump(b1, b3, {y1});
+    fb.inst(b2, {Operand::def(y2)});
+    fb.jump(b2, b3, {y2});
+    fb.inst(b3, {Operand::use(p), Operand::use(x), Operand::def_reuse(s, 0)});
+    fb.ret(b3, {Operand::use_fixed(s, PReg(0, RegClass::Int))});
+    const Function f = fb.finish();
+    const Output out = allocate_and_check(f, env);
+    for (const Edit& e : out.edits) EXPECT_FALSE(e.from.is_stack() || e.to.is_stack()) << testing::dump(f, &out);
+    EXPECT_EQ(edits_at(out, ProgPoint::before(f.block_insts_begin[b3])), 0u) << testing::dump(f, &out);
+    // Each predecessor defines its argument where the parameter is read.
+    const Allocation pin = alloc_of(f, out, f.block_insts_begin[b3], 0);
+    EXPECT_EQ(alloc_of(f, out, f.block_insts_begin[b1], 0), pin) << testing::dump(f, &out);
+    EXPECT_EQ(alloc_of(f, out, f.block_insts_begin[b2], 0), pin) << testing::dump(f, &out);
+}
+
 // With two registers, the branch's successors want more values than fit:
 // the ones not left in registers come from slots that the definitions store
 // to, and a parameter's slot is its argument's.
