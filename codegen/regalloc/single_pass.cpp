@@ -1,26 +1,35 @@
 // The single-pass register allocator: same contract as the linear scan
 // (regalloc.h), built for compile speed. No global liveness, no intervals,
 // no splitting: one forward walk over the operands (validation, where each
-// value is defined and whether it is used outside its block), then one
-// backward walk over each block's instructions. In the spirit of LLVM's
+// value is defined and whether it is used outside its block), then a
+// backward walk over each block's instructions (two for blocks in loops). In the spirit of LLVM's
 // RegAllocFast and regalloc2's fastalloc; the design here is our own.
 //
 // Values at block boundaries. A vreg used outside its defining block, a
 // live block parameter, and a branch argument whose edge needs it in memory
-// are "global": each has a home spill slot and is there at every block
-// boundary (stored once, after its definition; a parameter's slot is
-// written by its predecessors' edge moves). Other vregs are block-local and
-// get a slot only when evicted.
+// are "global": each has a home spill slot, used where the value cannot stay
+// in a register (a parameter of a block with one predecessor shares its
+// argument's slot). Other vregs are block-local and get a slot only when
+// evicted.
 //
-// Edges. A block with one predecessor takes its parameters in the slots of
-// the branch arguments (the parameter's home slot is the argument's: under
-// SSA the argument's slot is written only at its definition, which cannot run
-// again while the parameter is live), so such edges need no moves at all.
-// A block with several predecessors has slots of its own for its
-// parameters; each predecessor ends with a jump without operands (the
-// contract), and the parallel move argument -> parameter slot goes at
-// Before(jump), resolved by moves.h (stack-to-stack through the scratch
-// register, cycles through the scratch register or an extra slot).
+// Blocks are walked in reverse layout order, usually after their successors:
+//  - A block with one predecessor records the registers it wants its values
+//    in at its top (entry); the predecessor starts its walk with them there
+//    (carry_in: a parameter's argument in its place), and the successor loads
+//    the values it did not get from their slots (emit_top).
+//  - A block with several predecessors has an interface: the registers of
+//    its first walk's top (of every walk when all predecessors come later).
+//    Each predecessor ends with a jump without operands (the contract): the
+//    values live into the block stay in their interface registers through
+//    it, and a parallel move at Before(jump) puts the arguments into the
+//    parameters' interface registers or slots (iface_moves). Moves at the
+//    block's top turn the interface into what its latest walk wants
+//    (top_fixup). A loop header is reached after its latches: once it has
+//    an interface, the blocks from it to its last latch are walked again,
+//    then the header itself.
+//  - With every block having a predecessor laid out before it, a definition
+//    is walked after every read of its slot, so it stores only when the slot
+//    was read (lazy stores).
 //
 // Within a block, instructions are walked backward with vreg <-> register
 // maps describing where the code below expects each value. Per instruction:
@@ -39,8 +48,8 @@
 //     value is elsewhere (or stays live) are copied at Before(i). When no
 //     register is free, the live-across value whose next use is farthest is
 //     evicted (reloaded at After(i)).
-// At the top of the block, global values that are in registers are loaded
-// from their slots. After(i) and Before(i) moves are each a parallel move.
+// At the top of the block, the values in registers form its entry (above).
+// After(i) and Before(i) moves are each a parallel move.
 #include <algorithm>
 #include <cassert>
 
@@ -175,6 +184,7 @@ private:
     void flush(const std::vector<Move>& moves, ProgPoint p);
     void sequence(const std::vector<Move>& moves, ProgPoint p, std::vector<Edit>& dst);
     void iface_moves(uint32_t b, uint32_t term, uint32_t t);
+    Allocation edge_source(uint32_t a, uint32_t b, uint32_t term, Allocation to, uint64_t avoid, bool anywhere);
     bool is_param_of(uint32_t v, uint32_t t) const {
         return s_.vi[v].def_block == t && s_.vi[v].def_inst == kParamDef;
     }
@@ -899,6 +909,24 @@ std::string Allocator::alloc_inst(uint32_t i, PRegSet clobbers) {
     return {};
 }
 
+// Where the parallel move on the edge from b reads argument a (moving to
+// `to`): its register; else, when a register is free and a is made in b (or
+// `anywhere`), one taken from above: to's own when free, else preferably one
+// outside `avoid`; else its slot.
+Allocation Allocator::edge_source(uint32_t a, uint32_t b, uint32_t term, Allocation to, uint64_t avoid, bool anywhere) {
+    VInfo& x = s_.vi[a];
+    const unsigned c = x.cls;
+    if (x.reg != kNoReg) return Allocation::reg(PReg::from_index(x.reg));
+    const uint64_t free = s_.all[c] & ~s_.occupied[c];
+    if (!free || !(anywhere || x.def_block == b)) return read_slot(a);
+    const uint32_t r = to.is_reg() && s_.owner[to.index] == kNone ? to.index
+                       : (free & ~avoid)                             ? lowest(c, free & ~avoid)
+                                                                     : lowest(c, free);
+    take(a, r);
+    x.next_use = term;
+    return Allocation::reg(PReg::from_index(r));
+}
+
 // The parallel move into the parameter slots of t, the only successor of b
 // (several predecessors), at Before(term). Arguments defined in b are read
 // from registers while any is free, others from their slots.
@@ -909,20 +937,8 @@ void Allocator::edge_moves(uint32_t b, uint32_t term, uint32_t t) {
         const uint32_t p = f_.params[f_.params_begin[t] + k].index();
         if (!(s_.vi[p].flags & kUsed)) continue;
         const uint32_t a = f_.branch_args[f_.branch_args_begin[e] + k].index();
-        VInfo& x = s_.vi[a];
-        const unsigned c = x.cls;
-        Allocation from;
-        if (x.reg != kNoReg) {
-            from = Allocation::reg(PReg::from_index(x.reg));
-        } else if (x.def_block == b && (s_.all[c] & ~s_.occupied[c])) {
-            const uint32_t r = lowest(c, s_.all[c] & ~s_.occupied[c]);
-            take(a, r);
-            x.next_use = term;
-            from = Allocation::reg(PReg::from_index(r));
-        } else {
-            from = read_slot(a);
-        }
-        s_.after.push_back({from, Allocation::stack(s_.vi[p].slot), static_cast<RegClass>(c)});
+        const Allocation to = Allocation::stack(s_.vi[p].slot);
+        s_.after.push_back({edge_source(a, b, term, to, 0, false), to, static_cast<RegClass>(s_.vi[a].cls)});
     }
     flush(s_.after, ProgPoint::before(term));
 }
@@ -1082,25 +1098,8 @@ void Allocator::iface_moves(uint32_t b, uint32_t term, uint32_t t) {
         for (uint32_t j = first; j < last; ++j)
             if (s_.entry[j].first == p) to = Allocation::reg(PReg::from_index(s_.entry[j].second));
         const uint32_t a = f_.branch_args[f_.branch_args_begin[e] + k].index();
-        VInfo& x = s_.vi[a];
-        const unsigned c = x.cls;
-        Allocation from;
-        if (x.reg != kNoReg) {
-            from = Allocation::reg(PReg::from_index(x.reg));
-        } else if (s_.all[c] & ~s_.occupied[c]) {
-            // In a register from above: the parameter's own when free, else
-            // preferably one no parameter arrives in.
-            const uint64_t free = s_.all[c] & ~s_.occupied[c];
-            const uint32_t r = to.is_reg() && s_.owner[to.index] == kNone ? to.index
-                               : (free & ~dest[c])                                      ? lowest(c, free & ~dest[c])
-                                                                                        : lowest(c, free);
-            take(a, r);
-            x.next_use = term;
-            from = Allocation::reg(PReg::from_index(r));
-        } else {
-            from = read_slot(a);
-        }
-        s_.after.push_back({from, to, static_cast<RegClass>(c)});
+        const unsigned c = s_.vi[a].cls;
+        s_.after.push_back({edge_source(a, b, term, to, dest[c], true), to, static_cast<RegClass>(c)});
     }
     flush(s_.after, ProgPoint::before(term));
 }
