@@ -252,6 +252,18 @@ void BM_EndToEndOpt(benchmark::State& state) {
     state.counters["allocs/func"] = double(g_allocations - allocs0) / double(state.iterations());
 }
 
+/// Declares `n` functions f0, f1, ... in `jit`, each defined as `func`, and
+/// installs them with one finalize.
+std::vector<FuncId> install_copies(benchmark::State& state, JITModule& jit, const Function& func, int64_t n) {
+    std::vector<FuncId> ids;
+    for (int64_t k = 0; k < n; ++k) {
+        ids.push_back(jit.declare_function("f" + std::to_string(k), Linkage::Export, func.signature).value());
+        if (jit.define_function(ids.back(), func)) state.SkipWithError("compile failed");
+    }
+    if (jit.finalize_definitions()) state.SkipWithError("install failed");
+    return ids;
+}
+
 /// One function redefined and finalized in a module that already holds
 /// arg 0 installed trivial functions (a long-running JIT that compiles
 /// lazily, one finalize per function). Its `time/func` should not grow with
@@ -261,12 +273,7 @@ void BM_EndToEndInModule(benchmark::State& state) {
     const Input& in = input(0);
     const int64_t n = state.range(0);
     JITModule jit;
-    std::vector<FuncId> ids;
-    for (int64_t k = 0; k < n; ++k) {
-        ids.push_back(jit.declare_function("f" + std::to_string(k), Linkage::Export, in.func->signature).value());
-        if (jit.define_function(ids.back(), *in.func)) state.SkipWithError("compile failed");
-    }
-    if (jit.finalize_definitions()) state.SkipWithError("install failed");
+    const std::vector<FuncId> ids = install_copies(state, jit, *in.func, n);
     size_t next = 0;
     for (auto _ : state) {
         FuncId id = ids[next];
@@ -288,12 +295,7 @@ void BM_EndToEndBatch(benchmark::State& state) {
     const Input& in = input(0);
     const int64_t n = state.range(0);
     JITModule jit;
-    std::vector<FuncId> ids;
-    for (int64_t k = 0; k < n; ++k) {
-        ids.push_back(jit.declare_function("f" + std::to_string(k), Linkage::Export, in.func->signature).value());
-        if (jit.define_function(ids.back(), *in.func)) state.SkipWithError("compile failed");
-    }
-    if (jit.finalize_definitions()) state.SkipWithError("install failed");
+    const std::vector<FuncId> ids = install_copies(state, jit, *in.func, n);
     const uint64_t allocs0 = g_allocations;
     const uint64_t sys0 = jit.code_memory_syscalls();
     for (auto _ : state) {

@@ -38,9 +38,12 @@
 //  - LinearScan: linear scan on SSA form with interval splitting (Wimmer and
 //    Franz, "Linear Scan Register Allocation on SSA Form", CGO 2010), spill
 //    weights scaled by loop depth.
-//  - SinglePass: one backward walk per block, no global liveness or
-//    intervals, for fast compiles (single_pass.cpp): a value used outside
-//    its block lives in its spill slot at block boundaries.
+//  - SinglePass: no global liveness or intervals, for fast compiles
+//    (single_pass.cpp): a backward walk per block (two for blocks in
+//    loops); values cross single-predecessor edges in the registers the
+//    successor wants, a join's predecessors deliver them in its interface
+//    registers, and a value used outside its block has a home spill slot
+//    for where it cannot stay in a register.
 // A checker verifies every allocation symbolically (each use reads the vreg
 // the program says).
 #pragma once

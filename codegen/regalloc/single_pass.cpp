@@ -2,8 +2,9 @@
 // (regalloc.h), built for compile speed. No global liveness, no intervals,
 // no splitting: one forward walk over the operands (validation, where each
 // value is defined and whether it is used outside its block), then a
-// backward walk over each block's instructions (two for blocks in loops). In the spirit of LLVM's
-// RegAllocFast and regalloc2's fastalloc; the design here is our own.
+// backward walk over each block's instructions (two for blocks in loops).
+// In the spirit of LLVM's RegAllocFast and regalloc2's fastalloc; the
+// design here is our own.
 //
 // Values at block boundaries. A vreg used outside its defining block, a
 // live block parameter, and a branch argument whose edge needs it in memory
