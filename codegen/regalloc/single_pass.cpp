@@ -972,7 +972,7 @@ void Allocator::carry_in(uint32_t b, uint32_t term) {
         for (uint32_t k = first; k < last && can_carry; ++k) {
             const auto [v, idx] = s_.entry[k];
             uint32_t u = v;
-            if (s_.vi[v].def_block == t && s_.vi[v].def_inst == kParamDef)
+            if (is_param_of(v, t))
                 u = f_.branch_args[f_.branch_args_begin[e] + s_.vi[v].param_index].index();
             const unsigned c = idx / kMaxRegsPerClass;
             VInfo& x = s_.vi[u];
