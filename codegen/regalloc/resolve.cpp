@@ -29,6 +29,7 @@
 // dropped.
 #include <algorithm>
 #include <cassert>
+#include <type_traits>
 
 #include "codegen/regalloc/alloc_state.h"
 
@@ -67,6 +68,15 @@ struct PieceCursor {
     }
 };
 
+// The same look-up when no interval was split (the usual case when the scan
+// never runs short of registers): each vreg has one piece.
+struct OnePieceCursor {
+    const Interval* iv;
+    const uint32_t* first;
+
+    Allocation at(uint32_t v, uint32_t) const { return iv[first[v]].loc; }
+};
+
 class Resolver {
 public:
     explicit Resolver(Context::Impl& s) : s_(s), f_(*s.func) {}
@@ -76,9 +86,11 @@ private:
     PieceCursor cursor(std::vector<uint32_t>& pieces) const {
         return {s_.intervals.data(), s_.first_interval.data(), pieces.data()};
     }
+    OnePieceCursor one_piece_cursor() const { return {s_.intervals.data(), s_.first_interval.data()}; }
     /// Where a move reads v at `pos`: its location, or its definition
     /// again when v is rematerializable and spilled there.
-    Allocation source_at(PieceCursor& c, uint32_t v, uint32_t pos) const {
+    template <class Cursor>
+    Allocation source_at(Cursor& c, uint32_t v, uint32_t pos) const {
         const Allocation a = c.at(v, pos);
         return a.is_stack() && remat_[v] != kNone ? Allocation::remat(remat_[v]) : a;
     }
@@ -96,9 +108,11 @@ private:
         s_.split_moves.push_back({key, from, to, cls, store ? v : kNone});
     }
     void stores_at_definitions();
-    void operand_allocs_and_fixups(Output& out);
+    template <class Cursor>
+    void operand_allocs_and_fixups(Output& out, Cursor pc);
     void split_moves();
-    void edge_moves();
+    template <class Cursor>
+    void edge_moves(Cursor from_cursor, Cursor to_cursor);
 
     Context::Impl& s_;
     const Function& f_;
@@ -109,14 +123,15 @@ private:
 
 // Operand allocations, and the copies around instructions: into the
 // registers of Fixed uses and reused inputs (Before(i)) and out of those of
-// Fixed defs (After(i)).
-void Resolver::operand_allocs_and_fixups(Output& out) {
+// Fixed defs (After(i)). `pc` finds the operands' pieces (operands come in
+// instruction order).
+template <class Cursor>
+void Resolver::operand_allocs_and_fixups(Output& out, Cursor pc) {
     out.allocs.resize(f_.operands.size());
     Allocation* allocs = out.allocs.data();
     const Operand* ops = f_.operands.data();
     uint32_t* fixup_uses = s_.fixup_uses;
     uint32_t* fixup_defs = s_.fixup_defs;
-    PieceCursor pc = cursor(s_.op_piece);  // operands come in instruction order
     const uint64_t* special_bits = s_.inst_special.data();
     const uint64_t* inst_reused = s_.inst_reused.data();
     const uint32_t* ob_of = f_.operands_begin.data();
@@ -210,11 +225,12 @@ void Resolver::split_moves() {
     }
 }
 
-void Resolver::edge_moves() {
-    // Sources are looked up in block order; targets (block starts, back
-    // edges included) through the operands' cursors.
-    PieceCursor from_cursor = cursor(s_.edge_piece);
-    PieceCursor to_cursor = cursor(s_.op_piece);
+// Sources are looked up in block order; targets (block starts, back edges
+// included) through the operands' cursors. With one piece per vreg, a
+// live-in vreg is in the same place at both ends of every edge.
+template <class Cursor>
+void Resolver::edge_moves(Cursor from_cursor, Cursor to_cursor) {
+    constexpr bool kOnePiece = std::is_same_v<Cursor, OnePieceCursor>;
     for (uint32_t q = 0; q < f_.num_blocks(); ++q) {
         const uint32_t nsucc = f_.succs_begin[q + 1] - f_.succs_begin[q];
         const uint32_t term = f_.block_insts_begin[q + 1] - 1;
@@ -225,7 +241,7 @@ void Resolver::edge_moves() {
             const ProgPoint point = at_pred_end ? ProgPoint::before(term) : ProgPoint::before(f_.block_insts_begin[t]);
             const uint32_t key = point_key(point, at_pred_end ? kPhaseEdgeOut : kPhaseEdgeIn);
             const uint32_t to_pos = s_.block_start(t);
-            for (uint32_t k = s_.livein_begin[t]; k < s_.livein_begin[t + 1]; ++k) {
+            for (uint32_t k = s_.livein_begin[t]; !kOnePiece && k < s_.livein_begin[t + 1]; ++k) {
                 const uint32_t v = s_.livein[k];
                 add_own(key, v, from_cursor.at(v, from_pos), to_cursor.at(v, to_pos),
                         s_.intervals[s_.first_interval[v]].cls);
@@ -280,16 +296,21 @@ void Resolver::stores_at_definitions() {
 }
 
 void Resolver::run(Output& out) {
-    // Cursors start at each vreg's first piece (read only for vregs that
-    // have one).
-    const uint32_t nv = f_.num_vregs;
-    s_.op_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
-    s_.edge_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
-
     s_.split_moves.clear();
-    operand_allocs_and_fixups(out);
-    split_moves();
-    edge_moves();
+    if (s_.num_splits == 0) {
+        // One piece per vreg: no cursors, no split moves.
+        operand_allocs_and_fixups(out, one_piece_cursor());
+        edge_moves(one_piece_cursor(), one_piece_cursor());
+    } else {
+        // Cursors start at each vreg's first piece (read only for vregs
+        // that have one).
+        const uint32_t nv = f_.num_vregs;
+        s_.op_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
+        s_.edge_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
+        operand_allocs_and_fixups(out, cursor(s_.op_piece));
+        split_moves();
+        edge_moves(cursor(s_.edge_piece), cursor(s_.op_piece));
+    }
     stores_at_definitions();
 
     // Moves by point, in the order they were added within a point (keys
