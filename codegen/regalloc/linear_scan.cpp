@@ -78,6 +78,7 @@ private:
         iv_[id].loc = Allocation::reg(PReg::from_index(reg));
         s_.active[reg] = id;
         busy_[reg / kMaxRegsPerClass] |= bit(reg);
+        next_event_[reg] = 0;
     }
     void assign_stack(uint32_t id);
     bool try_free(uint32_t id);
@@ -102,6 +103,13 @@ private:
     // cursors are never looked at).
     uint64_t inactive_[kNumRegClasses] = {};
     uint64_t fixed_ahead_[kNumRegClasses] = {};
+    // Per register: the first position where advance() may change its
+    // state (its active interval leaves its range, an inactive one enters
+    // one, its fixed cursor moves); 0 after anything else changed it. Set
+    // for the registers with fixed ranges when the scan starts and by
+    // assign_reg for the others (advance() reads it only for registers in
+    // busy_, which only these join).
+    uint32_t next_event_[kNumPRegs];
 };
 
 uint32_t Scan::next_intersection(const Interval& a, const Interval& b) const {
@@ -275,6 +283,7 @@ void Scan::advance(unsigned cls, uint32_t pos) {
     for (uint64_t bits = busy_[cls]; bits; bits &= bits - 1) {
         const unsigned r = cls * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
         const uint64_t rbit = bit(r);
+        if (next_event_[r] > pos) continue;  // nothing of r changes before then
         if (s_.active[r] != kNone) {
             Interval& a = iv_[s_.active[r]];
             if (a.end <= pos) {
@@ -302,13 +311,31 @@ void Scan::advance(unsigned cls, uint32_t pos) {
             }
             if (in.empty()) inactive_[cls] &= ~rbit;
         }
+        uint32_t event = kMaxPos;
         if (fixed_ahead_[cls] & rbit) {
             const auto& fx = s_.fixed[r];
             uint32_t& fc = s_.fixed_cursor[r];
             while (fc < fx.size() && fx[fc].to <= pos) ++fc;
-            if (fc == fx.size()) fixed_ahead_[cls] &= ~rbit;
+            if (fc == fx.size()) {
+                fixed_ahead_[cls] &= ~rbit;
+            } else {
+                event = fx[fc].to;
+            }
         }
-        if (s_.active[r] == kNone && !((inactive_[cls] | fixed_ahead_[cls]) & rbit)) busy_[cls] &= ~rbit;
+        if (s_.active[r] == kNone && !((inactive_[cls] | fixed_ahead_[cls]) & rbit)) {
+            busy_[cls] &= ~rbit;
+            continue;
+        }
+        // The intervals' cursors are at pos now: the active one covers pos
+        // up to the end of its current range, the inactive ones start their
+        // next range after pos (and end after it).
+        if (s_.active[r] != kNone) {
+            const Interval& a = iv_[s_.active[r]];
+            event = std::min(event, eff_to(a, a.cursor));
+        }
+        if (inactive_[cls] & rbit)
+            for (uint32_t j : s_.inactive[r]) event = std::min(event, eff_from(iv_[j], iv_[j].cursor));
+        next_event_[r] = event;
     }
 }
 
@@ -506,6 +533,8 @@ std::string Scan::run() {
         }
         s_.scan_dirty.bits[c] = ~uint64_t{0};  // until the scan completes
         busy_[c] = s_.fixed_used.bits[c];  // fixed cursors are 0 (liveness reset them)
+        for (uint64_t bits = busy_[c]; bits; bits &= bits - 1)
+            next_event_[c * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits))] = 0;
         fixed_ahead_[c] = s_.fixed_used.bits[c];
         inactive_[c] = 0;  // the lists of the registers reset above, and of all others, are empty
     }
