@@ -35,7 +35,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "codegen/regalloc/moves.h"
@@ -100,8 +102,14 @@ struct CheckedEnv {
     PReg scratch[kNumRegClasses];
 
     bool same_as(const MachineEnv& env) const {
-        return valid && env.scratch[0] == scratch[0] && env.scratch[1] == scratch[1] &&
-               env.allocatable[0] == regs[0] && env.allocatable[1] == regs[1];
+        // PReg is two bytes without padding: the lists compare as bytes
+        // (one memcmp instead of a loop of PReg comparisons).
+        static_assert(sizeof(PReg) == 2 && std::has_unique_object_representations_v<PReg>);
+        auto same = [](const std::vector<PReg>& x, const std::vector<PReg>& y) {
+            return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(PReg)) == 0);
+        };
+        return valid && env.scratch[0] == scratch[0] && env.scratch[1] == scratch[1] && same(env.allocatable[0], regs[0]) &&
+               same(env.allocatable[1], regs[1]);
     }
     void remember(const MachineEnv& env) {
         for (unsigned c = 0; c < kNumRegClasses; ++c) {
