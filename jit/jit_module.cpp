@@ -225,6 +225,8 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
     }
     const Function* to_compile = &func;
+    // The loops the pipeline leaves current, for the block order.
+    KnownAnalyses known;
     // One scan of the caller's function serves may_change and the run on
     // the copy (which has the same blocks).
     const uint8_t needs = impl_->optimizer ? scan_pass_needs(func) : 0;
@@ -233,9 +235,10 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         if (auto e = impl_->optimizer->run(impl_->scratch, needs))
             return JitError{"cannot optimize %" + f.name + ": " + *e};
         to_compile = &impl_->scratch;
+        known.loops = impl_->optimizer->loops();
     }
     CompiledCode code = impl_->take_code();
-    std::string err = impl_->isa->compile(*to_compile, impl_->options, code);
+    std::string err = impl_->isa->compile(*to_compile, impl_->options, code, known);
     if (!err.empty()) {
         impl_->recycle_code(std::move(code));
         return JitError{"cannot compile %" + f.name + ": " + err};

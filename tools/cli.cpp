@@ -440,7 +440,9 @@ int cmd_compile(const std::vector<std::string>& args) {
         }
         CompiledCode code;
         auto t0 = std::chrono::steady_clock::now();
-        std::string err = isa->compile(f, opts, code);
+        KnownAnalyses known;
+        known.loops = optimizer.loops();
+        std::string err = isa->compile(f, opts, code, known);
         double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
         if (!err.empty()) {
             std::cerr << path << ":" << pf.srcmap.function.line << ": " << f.name.to_string() << ": " << err << "\n";

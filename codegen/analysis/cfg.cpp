@@ -48,6 +48,31 @@ void ControlFlowGraph::compute(const Function& func) {
         }
     }
 
+    build_rows(nb);
+}
+
+void ControlFlowGraph::bypass_removed(std::span<const uint32_t> target) {
+    HERON_ASSERT(valid_ && "bypass_removed: no graph to update");
+    const auto nb = static_cast<uint32_t>(succ_begin_.size() - 1);
+    // Edges keep their layout order; a source that named a removed block
+    // and its target now names the target once.
+    std::vector<uint32_t>& last_source = scratch_;
+    last_source.assign(nb, 0);
+    size_t kept = 0;
+    for (const Edge& e : edges_) {
+        if (e.from.index() < target.size() && target[e.from.index()] != kNoTarget) continue;
+        Block to = e.to;
+        if (to.index() < target.size() && target[to.index()] != kNoTarget) to = Block(target[to.index()]);
+        if (last_source[to.index()] == e.from.index() + 1) continue;
+        last_source[to.index()] = e.from.index() + 1;
+        edges_[kept++] = {e.from, e.inst, to};
+    }
+    edges_.resize(kept);
+    build_rows(nb);
+}
+
+void ControlFlowGraph::build_rows(uint32_t nb) {
+    const std::vector<Edge>& edges = edges_;
     // Counting sorts keep the edge order inside every row.
     succ_begin_.assign(nb + 1, 0);
     pred_begin_.assign(nb + 1, 0);

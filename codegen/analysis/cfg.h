@@ -51,6 +51,14 @@ public:
     void clear();
     /// True between compute() and clear().
     bool is_valid() const { return valid_; }
+    /// The update after forward-blocks (codegen/opt/forward_blocks.h)
+    /// removed blocks from the layout: `target[b]` is kNoTarget for a block
+    /// that stays, else the block every edge into b now goes to (b's branch
+    /// sources were redirected there). The removed blocks' own edges go
+    /// away. Gives what compute() would, from the edge list of the last
+    /// computation, without reading the IR.
+    static constexpr uint32_t kNoTarget = ~0u;
+    void bypass_removed(std::span<const uint32_t> target);
 
     /// Blocks that can branch to `b`, each with its branch instruction.
     /// Empty for blocks not in the layout or unknown to the graph.
@@ -61,6 +69,9 @@ public:
     uint32_t num_successors(Block b) const { return static_cast<uint32_t>(successors(b).size()); }
 
 private:
+    /// The rows from edges_ (two counting sorts).
+    void build_rows(uint32_t num_blocks);
+
     // Row `b` of a list is [begin_[b], begin_[b + 1]).
     template <typename T>
     static std::span<const T> row(const std::vector<uint32_t>& begin, const std::vector<T>& items, Block b) {
@@ -72,8 +83,8 @@ private:
     std::vector<Block> succs_;
     std::vector<uint32_t> pred_begin_;
     std::vector<BlockPredecessor> preds_;
-    // compute() scratch, kept for the next function: the distinct edges in
-    // layout order, and per block first the source that last named it (to
+    // The distinct edges in layout order (kept for bypass_removed), and
+    // compute() scratch: per block first the source that last named it (to
     // drop duplicate destinations in O(1)), then a row's next free slot.
     struct Edge {
         Block from;

@@ -50,6 +50,51 @@ void DominatorTree::compute(const Function& func, const ControlFlowGraph& cfg) {
     valid_ = true;
 }
 
+void DominatorTree::remove_blocks(std::span<const uint8_t> removed) {
+    HERON_ASSERT(valid_ && "remove_blocks: no tree to update");
+    auto gone = [&](Block b) { return b.index() < removed.size() && removed[b.index()]; };
+    const auto n = static_cast<uint32_t>(block_.size());
+    if (n == 0) return;
+    HERON_ASSERT(!gone(block_[0]) && "remove_blocks: the entry block stays");
+    // New preorder numbers (in parent_, free after compute) and idoms by
+    // them (in semi_): the nearest ancestor that stays.
+    std::vector<uint32_t>& renumber = parent_;
+    std::vector<uint32_t>& new_idom = semi_;
+    renumber.assign(n, 0);
+    new_idom.clear();
+    uint32_t kept = 0;
+    for (uint32_t w = 0; w < n; ++w) {
+        if (gone(block_[w])) continue;
+        renumber[w] = kept++;
+        uint32_t d = idom_[w];
+        while (gone(block_[d])) d = idom_[d];
+        new_idom.push_back(w == 0 ? 0 : renumber[d]);  // d < w: numbered already
+    }
+    idom_.swap(new_idom);
+    uint32_t k = 0;
+    for (uint32_t w = 0; w < n; ++w) {
+        const Block b = block_[w];
+        Node& nd = nodes_[b.index()];
+        if (gone(b)) {
+            nd = Node{};
+            continue;
+        }
+        block_[k] = b;
+        nd.dfs = k + 1;
+        ++k;
+    }
+    block_.resize(kept);
+    for (uint32_t w = 1; w < kept; ++w) nodes_[block_[w].index()].idom = block_[idom_[w]];
+    size_t r = 0;
+    for (Block b : rpo_) {
+        if (gone(b)) continue;
+        nodes_[b.index()].rpo = static_cast<uint32_t>(r);
+        rpo_[r++] = b;
+    }
+    rpo_.resize(r);
+    number_tree();
+}
+
 void DominatorTree::depth_first_search(const Function& func, const ControlFlowGraph& cfg) {
     auto entry = func.layout.entry_block();
     if (!entry || entry->index() >= nodes_.size()) return;

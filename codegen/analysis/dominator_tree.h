@@ -45,6 +45,14 @@ public:
     void clear();
     /// True between compute() and clear().
     bool is_valid() const { return valid_; }
+    /// The update after forward-blocks removed blocks that only jumped on,
+    /// with every edge into one redirected to where its jump went
+    /// (`removed[b]` nonzero for those): paths between the other blocks are
+    /// the old ones with the removed blocks cut out, so the depth-first
+    /// order of the rest and their dominance do not change, and a block's
+    /// new idom is its nearest ancestor that stays. Gives what compute()
+    /// would on the new CFG, in time linear in the blocks.
+    void remove_blocks(std::span<const uint8_t> removed);
 
     /// The reachable blocks in reverse postorder of the CFG depth-first
     /// search (successors visited in CFG order): the entry first, every block

@@ -13,6 +13,8 @@
 // walk, through its header.
 #include "codegen/analysis/loops.h"
 
+#include <algorithm>
+
 namespace heron {
 
 namespace {
@@ -67,6 +69,27 @@ std::optional<LoopError> LoopAnalysis::compute(const Function& func, const Contr
     collect_rows(func, cfg, domtree);
     valid_ = true;
     return std::nullopt;
+}
+
+bool LoopAnalysis::remove_blocks(std::span<const uint8_t> removed, const Function& func,
+                                 const ControlFlowGraph& cfg, const DominatorTree& domtree) {
+    HERON_ASSERT(valid_ && "remove_blocks: no loops to update");
+    for (Loop l : loops()) {
+        const Block h = header(l);
+        if (h.index() < removed.size() && removed[h.index()]) return false;
+    }
+    const size_t n = std::min(removed.size(), innermost_.size());
+    for (size_t b = 0; b < n; ++b) {
+        if (removed[b]) innermost_[b] = PackedOption<Loop>();
+    }
+    latches_.clear();
+    entries_.clear();
+    exits_.clear();
+    exit_blocks_.clear();
+    tagged_.clear();
+    for (LoopData& d : loops_) d.preheader = PackedOption<Block>();
+    collect_rows(func, cfg, domtree);
+    return true;
 }
 
 void LoopAnalysis::find_headers(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& dt,

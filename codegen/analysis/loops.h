@@ -95,6 +95,19 @@ public:
         if (b.index() >= innermost_.size()) innermost_.resize(b.index() + 1);
         innermost_[b.index()] = innermost ? PackedOption<Loop>(*innermost) : PackedOption<Loop>();
     }
+    /// The update after forward-blocks removed blocks that only jumped on
+    /// (`removed[b]` nonzero), with `cfg` and `domtree` already updated
+    /// (ControlFlowGraph::bypass_removed, DominatorTree::remove_blocks).
+    /// Cutting such blocks out of paths keeps which other blocks reach
+    /// which, the dominance among them and their reverse postorder, so when
+    /// no removed block is a loop header every loop keeps its header,
+    /// nesting and number and loses only the removed blocks; its latches,
+    /// entries, preheader and exits are read again from the new CFG.
+    /// Returns false, changing nothing, when a removed block is a header
+    /// (the loop would get a new header, or merge with one nested in it):
+    /// the caller must then recompute.
+    bool remove_blocks(std::span<const uint8_t> removed, const Function& func, const ControlFlowGraph& cfg,
+                       const DominatorTree& domtree);
     /// The result of compute() for a function known to have no cycle (no
     /// retreating edge), without looking at it: valid, no loops, every block
     /// at depth 0 and in no loop.

@@ -55,11 +55,12 @@ void BlockOrder::compute_single_block(const Function& f, Block entry) {
     arg_begin_.assign(1, 0);
     args_.clear();
     loops_.set_acyclic();
+    loops_used_ = &loops_;
     reducible_ = true;
     layout_.assign(1, 0);
 }
 
-void BlockOrder::compute(const Function& f) {
+void BlockOrder::compute(const Function& f, const LoopAnalysis* known) {
     const DataFlowGraph& dfg = f.dfg;
     const ValueListPool& pool = dfg.value_lists;
     // A function whose entry block branches nowhere (it returns, traps or
@@ -134,7 +135,7 @@ void BlockOrder::compute(const Function& f) {
             succ_begin[++vb] = e;
         }
     }
-    compute_layout(f);
+    compute_layout(f, known);
 }
 
 // The layout is a preorder walk of a tree of regions: the function outside
@@ -159,43 +160,47 @@ void BlockOrder::place_block(Block b) {
     }
 }
 
-void BlockOrder::compute_layout(const Function& f) {
+void BlockOrder::compute_layout(const Function& f, const LoopAnalysis* known) {
     layout_.clear();
     reducible_ = true;
-    if (has_cycle_) {
+    loops_used_ = &loops_;
+    if (known) {
+        loops_used_ = known;
+    } else if (has_cycle_) {
         cfg_.compute(f);
         domtree_.compute(f, cfg_);
         reducible_ = !loops_.compute(f, cfg_, domtree_);
     } else {
         loops_.set_acyclic();  // no retreating edge: no loop
     }
-    if (!reducible_ || loops_.num_loops() == 0) {
+    const LoopAnalysis& loops = *loops_used_;
+    if (!reducible_ || loops.num_loops() == 0) {
         layout_.resize(num_vblocks());
         for (uint32_t vb = 0; vb < num_vblocks(); ++vb) layout_[vb] = vb;
         return;
     }
     // Regions: loop l is region l, the root region num_loops.
-    const uint32_t nl = loops_.num_loops(), root = nl;
+    const uint32_t nl = loops.num_loops(), root = nl;
     auto region_of = [&](Block b) {
-        auto l = loops_.innermost_loop(b);
+        auto l = loops.innermost_loop(b);
         return l ? l->index() : root;
     };
     auto parent_region = [&](Loop l) {
-        auto p = loops_.parent(l);
+        auto p = loops.parent(l);
         return p ? p->index() : root;
     };
     item_begin_.assign(nl + 2, 0);
     for (Block b : rpo_) {
         ++item_begin_[region_of(b) + 1];
-        if (loops_.is_header(b)) ++item_begin_[parent_region(*loops_.innermost_loop(b)) + 1];
+        if (loops.is_header(b)) ++item_begin_[parent_region(*loops.innermost_loop(b)) + 1];
     }
     for (uint32_t r = 0; r <= nl; ++r) item_begin_[r + 1] += item_begin_[r];
     items_.resize(item_begin_[nl + 1]);
     std::vector<uint32_t>& fill = fill_;
     fill.assign(item_begin_.begin(), item_begin_.end() - 1);
     for (Block b : rpo_) {
-        if (loops_.is_header(b)) {
-            const Loop l = *loops_.innermost_loop(b);
+        if (loops.is_header(b)) {
+            const Loop l = *loops.innermost_loop(b);
             items_[fill[parent_region(l)]++] = kLoopItem | l.index();
         }
         items_[fill[region_of(b)]++] = b.index();
@@ -208,10 +213,10 @@ void BlockOrder::compute_layout(const Function& f) {
     auto rotated = [&](uint32_t r) {
         if (r == root || item_begin_[r + 1] - item_begin_[r] < 2) return false;
         const Loop l(r);
-        const Block h = loops_.header(l);
+        const Block h = loops.header(l);
         if (h == entry) return false;
         for (const BlockCall& bc : f.dfg.branch_destinations(*f.layout.last_inst(h))) {
-            if (!loops_.contains(l, bc.block(f.dfg.value_lists))) return true;
+            if (!loops.contains(l, bc.block(f.dfg.value_lists))) return true;
         }
         return false;
     };
@@ -222,9 +227,9 @@ void BlockOrder::compute_layout(const Function& f) {
     // instead of a branch out plus a jump back.
     top_edge_.assign(num_vblocks(), kNone);
     at_top_.assign(num_vblocks(), 0);
-    for (Loop l : loops_.loops()) {
-        const Block h = loops_.header(l);
-        const auto latches = loops_.latches(l);
+    for (Loop l : loops.loops()) {
+        const Block h = loops.header(l);
+        const auto latches = loops.latches(l);
         if (h == entry || latches.size() != 1 || latches[0] == h || rotated(l.index())) continue;
         const uint32_t hv = vblock_of(h);
         for (uint32_t t : targets_of(latches[0])) {

@@ -63,8 +63,10 @@ public:
 
     /// Computes the order and the layout of `f`, which must have an entry
     /// block and terminators on every reachable block (a verified
-    /// function).
-    void compute(const Function& f);
+    /// function). `known`, when given, is the current loop analysis of `f`
+    /// (the optimizer's, Optimizer::loops): the layout then uses it instead
+    /// of computing a CFG, dominator tree and loops of its own.
+    void compute(const Function& f, const LoopAnalysis* known = nullptr);
 
     /// Reachable IR blocks in reverse postorder.
     std::span<const Block> rpo() const { return rpo_; }
@@ -106,12 +108,12 @@ public:
     /// layout is then the VCode order). For an acyclic function (no
     /// retreating edge) a valid analysis with no loops, made without a CFG
     /// or dominator tree: every block at depth 0, in no loop.
-    const LoopAnalysis* loops() const { return reducible_ ? &loops_ : nullptr; }
+    const LoopAnalysis* loops() const { return reducible_ ? loops_used_ : nullptr; }
 
 private:
     void compute_single_block(const Function& f, Block entry);
     void compute_reverse_postorder(const Function& f);
-    void compute_layout(const Function& f);
+    void compute_layout(const Function& f, const LoopAnalysis* known);
     void place_block(Block b);
 
     std::vector<Block> rpo_;
@@ -126,6 +128,7 @@ private:
     ControlFlowGraph cfg_;
     DominatorTree domtree_;
     LoopAnalysis loops_;
+    const LoopAnalysis* loops_used_ = &loops_;  // loops_ or the caller's
     bool reducible_ = false;
     std::vector<uint32_t> layout_;
     // compute() scratch: the depth-first search's marks, stack and

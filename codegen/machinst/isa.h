@@ -47,6 +47,16 @@ struct CompileOptions {
     bool verify_passes = false;
 };
 
+class LoopAnalysis;
+
+/// Analyses of the function being compiled that its caller has and knows
+/// to be current, so that the backend need not compute them again: the
+/// optimizer's loops (Optimizer::loops), which the block order lays loops
+/// out from. Each must be exactly what a fresh computation would give.
+struct KnownAnalyses {
+    const LoopAnalysis* loops = nullptr;
+};
+
 class TargetIsa {
 public:
     virtual ~TargetIsa() = default;
@@ -54,7 +64,11 @@ public:
     /// Compiles `func` (verified) into `out`. Returns an empty string on
     /// success, else what went wrong (an unsupported feature, an internal
     /// check that failed).
-    virtual std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) = 0;
+    virtual std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out,
+                                const KnownAnalyses& known) = 0;
+    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) {
+        return compile(func, opts, out, KnownAnalyses{});
+    }
 };
 
 /// The ISA of the host (x86-64 or AArch64); null if the host is not supported.

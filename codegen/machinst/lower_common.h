@@ -124,6 +124,9 @@ struct RawBuffer {
 /// have grown, lowering a function allocates nothing here.
 struct LowerContext {
     BlockOrder order;
+    /// The current loops of the function being lowered when its caller has
+    /// them (TargetIsa::compile's KnownAnalyses), for the block order.
+    const LoopAnalysis* known_loops = nullptr;
     /// Operands as lowering writes them (back to front, see LowerBase::push):
     /// raw storage whose size only grows; finish_insts copies the used part
     /// into ra::Function::operands in program order.
@@ -307,7 +310,7 @@ protected:
     /// tables and the output arrays. Call first.
     void begin_function() {
         out_.clear();
-        order_.compute(f_);
+        order_.compute(f_, ctx_.known_loops);
         block_sizes_.clear();
         next_vreg_ = dfg_.num_values();
         ctx_.needed.assign(dfg_.num_values(), LowerContext::Flag::No);

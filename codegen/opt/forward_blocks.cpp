@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "codegen/analysis/cfg.h"
+
 #include "codegen/opt/pass_manager.h"
 
 namespace heron {
@@ -28,15 +30,33 @@ public:
         return redirected;
     }
 
+    /// After run(): by block, where the edges into a removed forwarder now
+    /// go (ControlFlowGraph::kNoTarget for the others); false when some
+    /// forwarder an edge was redirected past is still in the layout (a
+    /// br_table names it), which the analyses' update does not cover.
+    bool removed_targets(std::vector<uint32_t>& target) const {
+        target.assign(dfg_.num_blocks(), ControlFlowGraph::kNoTarget);
+        for (Block b : dead_) {
+            target[b.index()] = dfg_.branch_destinations(jump_of_[b.index()])[0].block(dfg_.value_lists).index();
+        }
+        for (Block b : func_.layout.blocks()) {
+            if (b.index() < passed_.size() && passed_[b.index()]) return false;
+        }
+        return true;
+    }
+
 private:
     Function& func_;
     DataFlowGraph& dfg_;
     std::vector<Inst> jump_of_;  // per block: its lone jump, or invalid
     uint32_t forwarders_ = 0;
     std::vector<Value> args_, mapped_;
+    std::vector<uint8_t> passed_;  // per block: a forwarder some edge was redirected past
+    std::vector<Block> dead_;      // the forwarders removed
 
     void find_forwarders() {
         jump_of_.assign(dfg_.num_blocks(), Inst());
+        passed_.assign(dfg_.num_blocks(), 0);
         const std::optional<Block> entry = func_.layout.entry_block();
         bool with_params = false;
         for (Block b : func_.layout.blocks()) {
@@ -88,6 +108,10 @@ private:
             jump = forwarding_jump(to);
         }
         if (jump.is_valid()) return 0;  // a cycle of forwarders: leave it
+        for (Block b = dest.block(dfg_.value_lists); b != to;) {
+            passed_[b.index()] = 1;
+            b = dfg_.branch_destinations(forwarding_jump(b))[0].block(dfg_.value_lists);
+        }
         dest.clear(dfg_.value_lists);
         dest = dfg_.block_call(to, args_);
         return 1;
@@ -103,7 +127,7 @@ private:
                 }
             }
         }
-        std::vector<Block> dead;
+        std::vector<Block>& dead = dead_;
         for (Block b : func_.layout.blocks()) {
             if (forwarding_jump(b).is_valid() && !referenced[b.index()]) dead.push_back(b);
         }
@@ -116,9 +140,18 @@ private:
 
 }  // namespace
 
-uint32_t remove_forwarding_blocks(Function& func, PassContext&) {
+uint32_t remove_forwarding_blocks(Function& func, PassContext& ctx) {
     Forwarder f(func);
-    return f.run();
+    const uint32_t redirected = f.run();
+    if (redirected == 0) return 0;
+    // The analyses the context holds follow the edit when they can.
+    std::vector<uint32_t> target;
+    if (f.removed_targets(target)) {
+        ctx.bypass_removed_blocks(target);
+    } else {
+        ctx.invalidate({Property::CfgValid});
+    }
+    return redirected;
 }
 
 }  // namespace heron

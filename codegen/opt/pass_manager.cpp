@@ -104,6 +104,18 @@ LoopAnalysis& PassContext::recompute_cfg_keep_loops() {
     return loops_;
 }
 
+void PassContext::bypass_removed_blocks(std::span<const uint32_t> target) {
+    valid_.erase(PropertySet{Property::CountedLoopsKnown});
+    if (!valid_.contains(Property::CfgValid)) return;
+    cfg_.bypass_removed(target);
+    if (!valid_.contains(Property::DomTreeValid)) return;
+    removed_.assign(target.size(), 0);
+    for (size_t b = 0; b < target.size(); ++b) removed_[b] = target[b] != ControlFlowGraph::kNoTarget;
+    domtree_.remove_blocks(removed_);
+    if (!valid_.contains(Property::LoopsValid)) return;
+    if (loop_error_ || !loops_.remove_blocks(removed_, *func_, cfg_, domtree_)) invalidate({Property::LoopsValid});
+}
+
 void PassContext::invalidate(PropertySet s) {
     valid_.erase(PropertySet::closure(s));
 }

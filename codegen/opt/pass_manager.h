@@ -104,6 +104,21 @@ public:
     /// current, and the pass must invalidate CfgValid when it is done.
     LoopAnalysis& recompute_cfg_keep_loops();
 
+    /// For forward-blocks, which removed blocks that only jumped on after
+    /// redirecting every edge into each to where its jump led: `target[b]`
+    /// is that block for a removed b, ControlFlowGraph::kNoTarget for the
+    /// others. Updates the cached CFG, dominator tree and loops that are
+    /// current instead of dropping them (the loops are dropped when a
+    /// removed block was a loop header); the counted loops are dropped.
+    void bypass_removed_blocks(std::span<const uint32_t> target);
+
+    /// The loops if they are current and the function is reducible, else
+    /// null, without computing anything: what the pipeline leaves for the
+    /// backend's block order (Optimizer::loops).
+    const LoopAnalysis* current_loops() const {
+        return valid_.contains(Property::LoopsValid) && !loop_error_ ? &loops_ : nullptr;
+    }
+
     /// The region tree the `structure` pass built (valid while Structured
     /// holds); kept here so later passes and tools can read it.
     RegionTree& region_tree() { return region_tree_; }
@@ -129,6 +144,7 @@ private:
     std::optional<LoopError> loop_error_;
     CountedLoops counted_;
     RegionTree region_tree_;
+    std::vector<uint8_t> removed_;  // bypass_removed_blocks scratch
     PropertySet valid_;
     uint32_t computations_[kNumProperties] = {};
 };
@@ -214,6 +230,7 @@ public:
     /// How many passes the last run() skipped for lack of their needs.
     uint32_t skipped() const { return skipped_; }
     PassContext& context() { return ctx_; }
+    const PassContext& context() const { return ctx_; }
 
 private:
     /// Computes the analyses `pass` requires and checks its shape

@@ -74,9 +74,12 @@ const Pass kPasses[] = {
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {}, {Property::CfgValid},
      run_count_down, pass_needs::kCycle},
     // Undoes single latches and empty preheaders: the last pass of a
-    // pipeline whose loop passes are done.
+    // pipeline whose loop passes are done. It updates the CFG, dominator
+    // tree and loops it finds current (PassContext::bypass_removed_blocks),
+    // or drops them itself, so the loops are left for the block order.
     {"forward-blocks", "branches skip blocks that only jump on (their parameters become the edge's arguments)", {},
-     {}, {Property::CfgValid, Property::LoopForm}, run_forward_blocks, pass_needs::kForwarder},
+     {}, {Property::LoopForm, Property::Structured, Property::CountedLoopsKnown}, run_forward_blocks,
+     pass_needs::kForwarder},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure, pass_needs::kAnything},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},

@@ -69,6 +69,11 @@ public:
     bool may_change(uint8_t present) const { return pm_.may_change(present); }
     /// How many passes the last run() skipped (their needs were missing).
     uint32_t skipped() const { return pm_.skipped(); }
+    /// The loop analysis of the function the last run() optimized, when the
+    /// pipeline left it current (null otherwise): valid until that function
+    /// changes or the next run(). Hand it to TargetIsa::compile
+    /// (KnownAnalyses) so the block order need not compute it again.
+    const LoopAnalysis* loops() const { return pm_.context().current_loops(); }
 
 private:
     OptLevel level_;

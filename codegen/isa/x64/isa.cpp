@@ -15,9 +15,12 @@ public:
 
     std::string_view name() const override { return "x86_64"; }
 
-    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) override {
+    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out,
+                        const KnownAnalyses& known) override {
         vcode_.clear();
+        lower_ctx_.known_loops = known.loops;
         std::string err = x64::lower_function(func, settings_, vcode_, lower_ctx_);
+        lower_ctx_.known_loops = nullptr;
         if (!err.empty()) return err;
         alloc_.clear();
         err = ra::allocate(vcode_.ra, x64::machine_env(), alloc_, ractx_, opts.regalloc);
