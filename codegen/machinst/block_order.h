@@ -55,8 +55,9 @@ namespace heron {
 /// in compressed sparse rows), so the next compute() reuses the memory of
 /// the last and a function allocates nothing here once the arrays have
 /// grown. The CFG, dominator tree and loop analysis are computed only when
-/// the function has a retreating edge (a loop); an acyclic function has no
-/// loops and its layout is the VCode order.
+/// the function has a retreating edge (a loop) and the caller did not give
+/// its loops (the optimizer's, through TargetIsa::compile's KnownAnalyses);
+/// an acyclic function has no loops and its layout is the VCode order.
 class BlockOrder {
 public:
     static constexpr uint32_t kNone = ~0u;

@@ -17,7 +17,11 @@
 // threads parameterless forwarders. The entry block is never removed.
 // The forwarder's arguments other than its parameters dominate it, so they
 // dominate every predecessor's branch: the result stays valid SSA.
-// Invalidates the CFG and everything built on it (loop form included).
+// Invalidates loop form; the CFG, dominator tree and loops the context holds
+// are updated instead of dropped (PassContext::bypass_removed_blocks), so
+// the block order can use the pipeline's loops, except when a removed block
+// was a loop header (the loops are dropped) or a forwarder an edge skipped
+// stays because a br_table names it (the CFG and all on it are dropped).
 #pragma once
 
 #include <cstdint>
