@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -325,6 +326,125 @@ block0(v0: i64, v1: i64):
     ASSERT_EQ(ok.kind, JitCallOutcome::Kind::Return) << ok.message;
     EXPECT_EQ(ok.values.at(0), DataValue::i64(42));
     DataValue bad_args[] = {DataValue::i64(0), DataValue::i64(2)};
+    JitCallOutcome bad = jit.call(id, bad_args);
+    ASSERT_EQ(bad.kind, JitCallOutcome::Kind::Trap) << bad.message;
+    EXPECT_EQ(bad.trap.code, TrapCode{TrapCode::kHeapOutOfBounds});
+}
+
+TEST(X64EmitTest, AddressesFoldBaseIndexScaleAndDisplacement) {
+    // iadd base, (ishl i, 3) [+ const] is one x86 address, [base+i*8+disp],
+    // for plain and extending loads, stores and a load folded into an add;
+    // neither the shift nor the sums are computed on their own. A shift by
+    // 4 has no x86 scale: it stays, and its sum is the index (scale 1).
+    std::string a = asm_of(R"(
+function %f(i64, i64, i64) -> i64 {
+block0(v0: i64, v1: i64, v2: i64):
+    v3 = iconst.i64 3
+    v4 = ishl v1, v3
+    v5 = iadd v0, v4
+    v6 = load.i32 notrap v5
+    v7 = sload32.i64 notrap v5+4
+    v8 = uextend.i64 v6
+    v9 = iadd v8, v7
+    v10 = iconst.i64 16
+    v11 = iadd v5, v10
+    store notrap v9, v11
+    v12 = load.i64 notrap v5+24
+    v13 = iadd v9, v12
+    v14 = iconst.i64 4
+    v15 = ishl v2, v14
+    v16 = iadd v15, v0
+    v17 = uload8.i64 notrap v16
+    v18 = iadd v13, v17
+    return v18
+}
+)");
+    // (The registers of the arguments are fixed; the others are the
+    // allocator's choice.)
+    EXPECT_NE(a.find(", [rdi+rsi*8]\n"), std::string::npos) << a;
+    EXPECT_NE(a.find("movsxd "), std::string::npos) << a;
+    EXPECT_NE(a.find("dword ptr [rdi+rsi*8+0x04]\n"), std::string::npos) << a;
+    EXPECT_NE(a.find("mov [rdi+rsi*8+0x10], "), std::string::npos) << a;
+    EXPECT_NE(a.find(", [rdi+rsi*8+0x18]\n"), std::string::npos) << a;
+    EXPECT_NE(a.find("shl rdx, 0x04\n"), std::string::npos) << a;
+    EXPECT_NE(a.find("byte ptr [rdx+rdi*1]\n"), std::string::npos) << a;
+    size_t shifts = 0, adds = 0;
+    for (size_t pos = 0; (pos = a.find("\n shl ", pos)) != std::string::npos; ++pos) ++shifts;
+    for (size_t pos = 0; (pos = a.find("\n add ", pos)) != std::string::npos; ++pos) ++adds;
+    EXPECT_EQ(shifts, 1u) << a;  // only the shift by 4
+    EXPECT_EQ(adds, 3u) << a;    // v9, v13 (its load folded), v18
+}
+
+TEST(X64EmitTest, AddOfAConstantToAValueThatLivesOnIsOneLea) {
+    // v0 - 1 while v0 is still needed: lea into another register instead
+    // of a copy and a sub. v0 + 3 is its last use: an add.
+    std::string a = asm_of(R"(
+function %f(i64) -> i64, i64 {
+block0(v0: i64):
+    v1 = iconst.i64 1
+    v2 = isub v0, v1
+    v3 = imul v2, v0
+    v4 = iconst.i64 3
+    v5 = iadd v0, v4
+    return v3, v5
+}
+)");
+    EXPECT_NE(a.find("lea "), std::string::npos) << a;
+    EXPECT_NE(a.find(", [rdi-0x01]\n"), std::string::npos) << a;
+    EXPECT_EQ(a.find(" sub "), std::string::npos) << a;
+    EXPECT_TRUE(std::regex_search(a, std::regex(R"( add \w+, 0x03\n)"))) << a;
+}
+
+TEST(X64EmitTest, BrTableIndexFromA32BitLoadIsNotExtendedAgain) {
+    // mov r32, [m] clears bits 32-63: the table index needs no mov r32, r32.
+    // A big-endian load (bswap) is still extended (its value is tested by
+    // the file tests; here only that the plain one has no self-move).
+    std::string a = asm_of(R"(
+function %t(i64) -> i64 {
+block0(v0: i64):
+    v1 = load.i32 notrap v0
+    br_table v1, block1, [block2, block3]
+block1:
+    v2 = iconst.i64 1
+    return v2
+block2:
+    v3 = iconst.i64 2
+    return v3
+block3:
+    v4 = iconst.i64 3
+    return v4
+}
+)");
+    static const std::regex self_move(R"( mov (\w+), \1\n)");
+    EXPECT_FALSE(std::regex_search(a, self_move)) << a;
+}
+
+TEST(X64EmitTest, AnIndexedFoldedLoadThatFaultsReportsItsTrap) {
+    // The load folds into the add with its indexed address; the add's
+    // offset is the trap site.
+    auto f = parse_one(R"(
+function %g(i64, i64, i64) -> i64 {
+block0(v0: i64, v1: i64, v2: i64):
+    v3 = iconst.i64 3
+    v4 = ishl v1, v3
+    v5 = iadd v0, v4
+    v6 = load.i64 v5+8
+    v7 = iadd v2, v6
+    return v7
+}
+)");
+    JITModule jit;
+    FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    ASSERT_NE(jit.compiled_code(id), nullptr);
+    EXPECT_EQ(jit.compiled_code(id)->trap_sites.size(), 1u);
+    int64_t cells[4] = {1, 2, 40, 3};
+    DataValue ok_args[] = {DataValue::i64(reinterpret_cast<int64_t>(cells)), DataValue::i64(1), DataValue::i64(2)};
+    JitCallOutcome ok = jit.call(id, ok_args);
+    ASSERT_EQ(ok.kind, JitCallOutcome::Kind::Return) << ok.message;
+    EXPECT_EQ(ok.values.at(0), DataValue::i64(42));
+    DataValue bad_args[] = {DataValue::i64(0), DataValue::i64(1), DataValue::i64(2)};
     JitCallOutcome bad = jit.call(id, bad_args);
     ASSERT_EQ(bad.kind, JitCallOutcome::Kind::Trap) << bad.message;
     EXPECT_EQ(bad.trap.code, TrapCode{TrapCode::kHeapOutOfBounds});

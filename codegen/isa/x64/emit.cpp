@@ -118,6 +118,23 @@ private:
     x86::Gp gpr(uint32_t inst, unsigned k, unsigned size) const { return gp(reg(inst, k), size); }
     x86::Xmm xmm(uint32_t inst, unsigned k) const { return x86::xmm(reg(inst, k)); }
     enc::Mem spill_at(uint32_t slot) const { return {regs::RSP, static_cast<int32_t>(spill_base_ + 8 * slot)}; }
+    /// The address of memory form `m` whose base is operand k: base + imm,
+    /// or with mflags::kIndex base + (operand k+1 << scale) + imm.
+    enc::Mem mem_at(uint32_t inst, const MInst& m, unsigned k) const {
+        enc::Mem mem{reg(inst, k), static_cast<int32_t>(m.imm)};
+        if (m.flags & mflags::kIndex) {
+            mem.index = reg(inst, k + 1);
+            mem.scale = m.scale;
+        }
+        return mem;
+    }
+    /// The operand right after the address whose base is operand k.
+    static unsigned after_mem(const MInst& m, unsigned k) { return m.flags & mflags::kIndex ? k + 2 : k + 1; }
+    /// `mem` as an asmjit operand of `size` bytes (0: no size).
+    static x86::Mem x86_mem(const enc::Mem& mem, unsigned size) {
+        if (mem.index == enc::Mem::kNoIndex) return x86::ptr(x86::gpq(mem.base), mem.disp, size);
+        return x86::ptr(x86::gpq(mem.base), x86::gpq(mem.index), mem.scale, mem.disp, size);
+    }
 
     /// Direct encoding (encoder.h) into the assembler's buffer, for the
     /// forms the encoder has: `put(enc::form(at(), ...))`. at() makes
@@ -551,16 +568,16 @@ void Emitter::emit_cvt_to_int(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_load(uint32_t i, const MInst& m) {
-    unsigned dk = 1;  // index of the destination operand
+    unsigned dk = 0;  // index of the destination operand
     enc::Mem src{0, static_cast<int32_t>(m.imm)};
     if (m.aux == 1 || m.aux == 2) {
         // 1: incoming stack argument [rbp + imm]; 2: return area [rsp + imm].
         src.base = m.aux == 1 ? regs::RBP : regs::RSP;
-        dk = 0;
     } else {
-        src.base = reg(i, 0);
+        src = mem_at(i, m, 0);
+        dk = after_mem(m, 0);
     }
-    x86::Mem mem = x86::ptr(x86::gpq(src.base), src.disp);
+    x86::Mem mem = x86_mem(src, 0);
     bool is_float = m.flags & mflags::kFloat;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
@@ -609,7 +626,8 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
 void Emitter::emit_store(uint32_t i, const MInst& m) {
     // aux 1: outgoing stack argument [rsp + imm]; 2: a tail call's stack
     // argument in the incoming area [rbp + imm].
-    const enc::Mem dst{m.aux == 1 ? regs::RSP : m.aux == 2 ? regs::RBP : reg(i, 1), static_cast<int32_t>(m.imm)};
+    const enc::Mem dst = m.aux == 1 || m.aux == 2 ? enc::Mem{m.aux == 1 ? regs::RSP : regs::RBP, static_cast<int32_t>(m.imm)}
+                                                   : mem_at(i, m, 1);
     unsigned size = m.size;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
@@ -620,7 +638,7 @@ void Emitter::emit_store(uint32_t i, const MInst& m) {
             return;
         }
         x86::Xmm v = xmm(i, 0);
-        x86::Mem mem = x86::ptr(x86::gpq(dst.base), dst.disp, size);
+        x86::Mem mem = x86_mem(dst, size);
         x86::Gp s = gp(kScratchGpr, size);
         if (size == 4) a_.movd(s, v);
         else a_.movq(s, v);
@@ -765,15 +783,16 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
         if (size < 2) break;
         const auto op = static_cast<AluOp>(m.sub);
-        const enc::Mem src{r(1), static_cast<int32_t>(m.imm)};
-        if (op == AluOp::Imul) put(enc::imul_rm(at(), size, r(2), src));
-        else put(enc::alu_rm(at(), alu_of(op), size, r(2), src));
+        const enc::Mem src = mem_at(i, m, 1);
+        const uint8_t d = r(after_mem(m, 1));
+        if (op == AluOp::Imul) put(enc::imul_rm(at(), size, d, src));
+        else put(enc::alu_rm(at(), alu_of(op), size, d, src));
         return;
     }
     case Op::CmpMem:
         if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
         if (size < 2) break;
-        put(enc::alu_rm(at(), enc::Alu::Cmp, size, r(0), {r(1), static_cast<int32_t>(m.imm)}));
+        put(enc::alu_rm(at(), enc::Alu::Cmp, size, r(0), mem_at(i, m, 1)));
         return;
     case Op::Unary:
         if (static_cast<UnaryOp>(m.sub) == UnaryOp::Bswap) break;
@@ -890,8 +909,8 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
         return;
     }
     case Op::AluMem: {  // 8-bit; the trap site is recorded
-        x86::Gp d = gpr(i, 2, size);
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        x86::Gp d = gpr(i, after_mem(m, 1), size);
+        x86::Mem mem = x86_mem(mem_at(i, m, 1), size);
         switch (static_cast<AluOp>(m.sub)) {
         case AluOp::Add: a_.add(d, mem); break;
         case AluOp::Sub: a_.sub(d, mem); break;
@@ -905,13 +924,12 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
         return;
     }
     case Op::CmpMem: {  // 8-bit; the trap site is recorded
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
-        a_.cmp(gpr(i, 0, size), mem);
+        a_.cmp(gpr(i, 0, size), x86_mem(mem_at(i, m, 1), size));
         return;
     }
     case Op::FAluMem: {
-        x86::Xmm d = xmm(i, 2);
-        x86::Mem mem = x86::ptr(gpr(i, 1, 8), static_cast<int32_t>(m.imm), size);
+        x86::Xmm d = xmm(i, after_mem(m, 1));
+        x86::Mem mem = x86_mem(mem_at(i, m, 1), size);
         if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
         bool f32 = size == 4;
         switch (static_cast<FAluOp>(m.sub)) {

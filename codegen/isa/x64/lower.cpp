@@ -218,6 +218,13 @@ private:
     /// its add/sub is then the last instruction before the jcc, and its ZF
     /// says c == 0, so no test is needed (a counted loop's `sub; jne`).
     bool zero_flag_set_by(Inst br, Value c) const;
+    /// Whether the instruction after `inst` is a branch that takes its
+    /// condition from the flags `inst` sets (zero_flag_set_by).
+    bool flags_read_after(Inst inst) const {
+        std::optional<Inst> next = f_.layout.next_inst(inst);
+        if (!next || dfg_[*next].opcode != Opcode::Brif) return false;
+        return zero_flag_set_by(*next, dfg_[*next].args[0]);
+    }
     /// Emits the compare of an icmp's operands; returns the x86 condition.
     Cond emit_icmp(const InstructionData& d);
     Cond emit_fcmp(const InstructionData& d);
@@ -257,14 +264,40 @@ private:
         emit_v(Op::Call, ops).aux = symbol_index(ExternalName::testcase(name));
     }
 
-    /// Folds `p + const` addressing: returns the base vreg and adds to disp.
-    VReg address(Value p, int64_t& disp);
+    /// An x86 address: base + (index << scale) + disp; without an index
+    /// when `index` is not valid.
+    struct Amode {
+        VReg base, index;
+        uint8_t scale = 0;
+        int64_t disp = 0;
+    };
+    /// The address `p + disp` (docs/backend-x64.md, "Addressing"): an
+    /// `iadd x, const` goes into the displacement, an `iadd a, b` becomes
+    /// base a and index b, and an index `ishl i, 0..3` becomes i scaled.
+    Amode amode(Value p, int64_t disp);
+    /// Pushes the memory form `op`: the operands `pre`, the address's base
+    /// and index, then `post` (the order insts.def gives, with mflags::kIndex
+    /// when there is an index), and the displacement in `imm`.
+    MInst& emit_mem(Op op, std::initializer_list<Operand> pre, const Amode& am, std::initializer_list<Operand> post) {
+        std::array<Operand, 6> ops;
+        uint32_t n = 0;
+        for (const Operand& o : pre) ops[n++] = o;
+        ops[n++] = Operand::use(am.base);
+        if (am.index.is_valid()) ops[n++] = Operand::use(am.index);
+        for (const Operand& o : post) ops[n++] = o;
+        MInst& m = push(op, ops.data(), n);
+        m.imm = am.disp;
+        if (am.index.is_valid()) {
+            m.flags |= mflags::kIndex;
+            m.scale = am.scale;
+        }
+        return m;
+    }
 
     // --- load folding ---------------------------------------------------------
     /// A load that an ALU instruction reads as its memory operand.
     struct FoldedLoad {
-        VReg base;
-        int64_t disp = 0;
+        Amode addr;
         std::optional<TrapCode> trap;
         Inst load;
     };
@@ -284,7 +317,6 @@ private:
     std::optional<FoldedLoad> fold_load_of(Value v, Inst load, unsigned bytes, bool is_float);
     /// Sets the memory operand fields of `m` from a folded load.
     void set_mem(MInst& m, const FoldedLoad& fl) {
-        m.imm = fl.disp;
         m.aux2 = fl.load.index();
         if (fl.trap) {
             m.flags |= mflags::kTrapSite;
@@ -300,20 +332,54 @@ private:
 
 // ---------------------------------------------------------------------------
 
-VReg Lowerer::address(Value p, int64_t& disp) {
-    // p = iadd base, iconst  ->  [base + const]
-    if (auto add = def_with(p, Opcode::Iadd)) {
+Lowerer::Amode Lowerer::amode(Value p, int64_t disp) {
+    Amode am;
+    // p = iadd x, iconst  ->  [x + const], then x itself once more
+    // (iadd (iadd a, b), 8 is [a + b + 8]).
+    for (int depth = 0; depth < 2; ++depth) {
+        auto add = def_with(p, Opcode::Iadd);
+        if (!add) break;
         const InstructionData& a = dfg_[*add];
         if (auto k = const_of(a.args[1]); k && fits_i32(*k + disp)) {
             disp += *k;
-            return use(a.args[0]);
-        }
-        if (auto k = const_of(a.args[0]); k && fits_i32(*k + disp)) {
-            disp += *k;
-            return use(a.args[1]);
+            p = a.args[0];
+        } else if (auto k0 = const_of(a.args[0]); k0 && fits_i32(*k0 + disp)) {
+            disp += *k0;
+            p = a.args[1];
+        } else {
+            break;
         }
     }
-    return use(p);
+    am.disp = disp;
+    // p = iadd a, b  ->  [a + b], with b = ishl i, k (k mod 64 in 0..3)
+    // as [a + i * 2^k]. A constant operand that did not fit the
+    // displacement stays a register.
+    if (auto add = def_with(p, Opcode::Iadd)) {
+        const InstructionData& a = dfg_[*add];
+        Value base = a.args[0], index = a.args[1];
+        // The shift's log2 scale (0..3) and its input, or -1.
+        auto scaled = [&](Value v, Value& shifted) -> int {
+            auto sh = def_with(v, Opcode::Ishl);
+            if (!sh) return -1;
+            const InstructionData& s = dfg_[*sh];
+            auto k = const_of(s.args[1]);
+            if (!k || (*k & 63) > 3) return -1;
+            shifted = s.args[0];
+            return static_cast<int>(*k & 63);
+        };
+        Value shifted;
+        int scale = scaled(index, shifted);
+        if (scale < 0 && (scale = scaled(base, shifted)) >= 0) base = index;
+        if (scale >= 0) {
+            am.scale = static_cast<uint8_t>(scale);
+            index = shifted;
+        }
+        am.base = use(base);
+        am.index = use(index);
+        return am;
+    }
+    am.base = use(p);
+    return am;
 }
 
 namespace {
@@ -346,8 +412,7 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load_of(Value v, Inst load, uns
     }
     if (reads != 1) return std::nullopt;
     FoldedLoad fl;
-    fl.disp = ld.offset;
-    fl.base = address(ld.args[0], fl.disp);
+    fl.addr = amode(ld.args[0], ld.offset);
     fl.trap = ld.flags.trap_code();
     fl.load = load;
     folded_[load.index()] = 1;
@@ -366,7 +431,7 @@ Cond Lowerer::emit_icmp(const InstructionData& d) {
     if (t.bits() >= 32) {
         if (auto fl = fold_load(d.args[1], size, false)) {
             VReg a = use(d.args[0]);
-            MInst& m = emit(Op::CmpMem, {Operand::use(a), Operand::use(fl->base)});
+            MInst& m = emit_mem(Op::CmpMem, {Operand::use(a)}, fl->addr, {});
             m.size = static_cast<uint8_t>(size);
             set_mem(m, *fl);
             return cond_of(cc);
@@ -743,7 +808,16 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
         }
     }
     if (k && (size == 4 || fits_i32(*k))) {
-        alu_imm(op, size, use(x), size == 4 ? static_cast<int32_t>(*k) : *k, out);
+        const int64_t imm = size == 4 ? static_cast<int32_t>(*k) : *k;
+        // x + k into another register while x lives on: one lea instead of
+        // a copy and the add (lea sets no flags: not for a branch that
+        // reads the add's zero flag).
+        if ((op == AluOp::Add || (op == AluOp::Sub && imm != INT32_MIN)) && is_needed(x) && !flags_read_after(inst)) {
+            MInst& m = emit(Op::LeaBase, {Operand::use(use(x)), Operand::def(out)});
+            m.imm = op == AluOp::Add ? imm : -imm;
+            return;
+        }
+        alu_imm(op, size, use(x), imm, out);
         return;
     }
     if (t.bits() >= 32) {
@@ -751,7 +825,7 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
         auto fl = fold_load(y, size, false);
         if (!fl && op != AluOp::Sub && (fl = fold_load(x, size, false))) std::swap(x, y);
         if (fl) {
-            MInst& m = emit(Op::AluMem, {Operand::use(use(x)), Operand::use(fl->base), Operand::def_reuse(out, 0)});
+            MInst& m = emit_mem(Op::AluMem, {Operand::use(use(x))}, fl->addr, {Operand::def_reuse(out, 0)});
             m.sub = static_cast<uint8_t>(op);
             m.size = static_cast<uint8_t>(size);
             set_mem(m, *fl);
@@ -1038,7 +1112,7 @@ void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
         auto fl = fold_load(y, size, true);
         if (!fl && commutative && (fl = fold_load(x, size, true))) std::swap(x, y);
         if (fl) {
-            MInst& m = emit(Op::FAluMem, {Operand::use(use(x)), Operand::use(fl->base), Operand::def_reuse(out, 0)});
+            MInst& m = emit_mem(Op::FAluMem, {Operand::use(use(x))}, fl->addr, {Operand::def_reuse(out, 0)});
             m.sub = static_cast<uint8_t>(op);
             m.size = static_cast<uint8_t>(size);
             set_mem(m, *fl);
@@ -1117,17 +1191,26 @@ void Lowerer::lower_conversion(Inst inst, const InstructionData& d) {
     }
 }
 
+// Like LowerBase's emit_load_inst / emit_store_inst, with an index.
 void Lowerer::lower_load(Inst inst, const InstructionData& d) {
-    int64_t disp = d.offset;
-    VReg base = address(d.args[0], disp);
-    MInst& m = emit_load_inst(Op::Load, inst, d, base, disp, kMemBits);
+    const LoadAccess acc = load_access(d);
+    const Amode am = amode(d.args[0], d.offset);
+    MInst& m = emit_mem(Op::Load, {}, am, {Operand::def(result_vreg(inst))});
+    m.size = static_cast<uint8_t>(acc.bytes);
     m.size2 = static_cast<uint8_t>(d.opcode == Opcode::Load ? 0 : d.type.bytes());
+    if (acc.is_signed) m.flags |= mflags::kSigned;
+    if (d.type.is_float()) m.flags |= mflags::kFloat;
+    set_mem_flags(m, d.flags, kMemBits);
 }
 
 void Lowerer::lower_store(Inst, const InstructionData& d) {
-    int64_t disp = d.offset;
-    VReg base = address(d.args[1], disp);
-    emit_store_inst(Op::Store, d, base, disp, kMemBits);
+    const Type t = type_of(d.args[0]);
+    const VReg v = use(d.args[0]);
+    const Amode am = amode(d.args[1], d.offset);
+    MInst& m = emit_mem(Op::Store, {Operand::use(v)}, am, {});
+    m.size = static_cast<uint8_t>(store_bytes(d.opcode, t));
+    if (t.is_float()) m.flags |= mflags::kFloat;
+    set_mem_flags(m, d.flags, kMemBits);
 }
 
 std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
@@ -1257,7 +1340,11 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
         // after the last is the default), load the target's address, jump.
         // The address computation is not a terminator, so the terminator
         // itself defines nothing.
-        VReg idx = ext(use(d.args[0]), 4, 8, false);
+        // A little-endian load.i32 wrote the index with `mov r32, [m]`,
+        // which clears bits 32-63 already.
+        VReg idx = use(d.args[0]);
+        auto ld = def_with(d.args[0], Opcode::Load);
+        if (!ld || dfg_[*ld].flags.has(MemFlags::Big)) idx = ext(idx, 4, 8, false);
         VReg addr = temp(RegClass::Int);
         uint32_t table = static_cast<uint32_t>(out_.jump_tables.size());
         out_.jump_tables.push_back(std::vector<uint32_t>(targets.begin(), targets.end()));
