@@ -419,6 +419,61 @@ block3:
     EXPECT_FALSE(std::regex_search(a, self_move)) << a;
 }
 
+TEST(X64EmitTest, AJumpToALoneReturnReturnsInPlaceAndNoFrameMeansNoRspRestore) {
+    // fib's base case jumps to the return block: it gets its own epilogue
+    // instead of the jump. Without a frame below the callee-saved pushes
+    // rsp is already in place: the epilogue only pops.
+    auto count = [](const std::string& a, const std::string& what) {
+        size_t n = 0;
+        for (size_t pos = 0; (pos = a.find(what, pos)) != std::string::npos; ++pos) ++n;
+        return n;
+    };
+    std::string fib = asm_of(R"(
+function %fib(i64) -> i64 {
+    fn0 = %fib(i64) -> i64
+block0(v0: i64):
+    v1 = iconst.i64 2
+    v2 = icmp slt v0, v1
+    brif v2, block2(v0), block1
+block1:
+    v3 = iconst.i64 1
+    v4 = isub v0, v3
+    v5 = call fn0(v4)
+    v6 = iconst.i64 2
+    v7 = isub v0, v6
+    v8 = call fn0(v7)
+    v9 = iadd v5, v8
+    jump block2(v9)
+block2(v10: i64):
+    return v10
+}
+)");
+    EXPECT_EQ(count(fib, " ret\n"), 2u) << fib;
+    EXPECT_EQ(count(fib, " jmp "), 0u) << fib;
+    EXPECT_EQ(count(fib, " pop rbx\n"), 2u) << fib;
+    EXPECT_EQ(count(fib, "rsp, "), 0u) << fib;  // no mov rsp, rbp or lea rsp
+    // With an explicit slot the frame is taken down on each of the paths.
+    std::string slot = asm_of(R"(
+function %s(i64) -> i64 {
+    ss0 = explicit_slot 16
+block0(v0: i64):
+    v1 = stack_addr.i64 ss0
+    store v0, v1
+    brif v0, block1, block2
+block1:
+    v2 = load.i64 v1
+    jump block3(v2)
+block2:
+    v3 = iconst.i64 5
+    jump block3(v3)
+block3(v4: i64):
+    return v4
+}
+)");
+    EXPECT_EQ(count(slot, " ret\n"), count(slot, " mov rsp, rbp\n")) << slot;
+    EXPECT_GE(count(slot, " ret\n"), 2u) << slot;
+}
+
 TEST(X64EmitTest, AnIndexedFoldedLoadThatFaultsReportsItsTrap) {
     // The load folds into the add with its indexed address; the add's
     // offset is the trap site.
@@ -638,7 +693,9 @@ TEST(X64EmitTest, FarForwardBlockJumpsStayLongAndLand) {
         text += "    " + v + " = imul " + prev + ", v0\n";
         prev = v;
     }
-    text += "    jump block2(" + prev + ")\nblock2(v3: i64):\n    return v3\n}\n";
+    // (block2 is more than a return, or the jumps to it would return in
+    // place.)
+    text += "    jump block2(" + prev + ")\nblock2(v3: i64):\n    v4 = iadd v3, v0\n    return v4\n}\n";
     std::string full = full_asm_of(text);
     std::vector<size_t> lengths = block_jump_lengths(full);
     // The jump across the multiplies is rel32 (jmp 5 bytes, jcc 6).
@@ -650,10 +707,10 @@ TEST(X64EmitTest, FarForwardBlockJumpsStayLongAndLand) {
     ASSERT_FALSE(jit.define_function(id, *f).has_value());
     ASSERT_FALSE(jit.finalize_definitions().has_value());
     auto* fn = jit.get_function<int64_t(int64_t)>(id);
-    EXPECT_EQ(fn(3), 3);
+    EXPECT_EQ(fn(3), 6);
     uint64_t want = 9;
     for (int k = 0; k < 50; ++k) want *= 9;
-    EXPECT_EQ(static_cast<uint64_t>(fn(9)), want);
+    EXPECT_EQ(static_cast<uint64_t>(fn(9)), want + 9);
 }
 
 TEST(X64EmitTest, RelaxedJumpsKeepFloatBranchesTablesAndTrapsInPlace) {
@@ -683,7 +740,8 @@ block5:
     v9 = iconst.i64 50
     jump block6(v9)
 block6(v10: i64):
-    return v10
+    v11 = iadd v10, v3
+    return v11
 }
 )";
     std::string full = full_asm_of(text);
@@ -704,11 +762,12 @@ block6(v10: i64):
     ASSERT_FALSE(jit.define_function(id, *f).has_value());
     ASSERT_FALSE(jit.finalize_definitions().has_value());
     auto* fn = jit.get_function<int64_t(double, double, int32_t, int64_t)>(id);
-    EXPECT_EQ(fn(1.5, 1.5, 0, 1), 100);
-    EXPECT_EQ(fn(1.5, 2.5, 0, 2), 3);   // block3: 7 / 2
-    EXPECT_EQ(fn(1.5, 2.5, 1, 1), 40);  // block4
-    EXPECT_EQ(fn(1.5, 2.5, 5, 1), 50);  // the default
-    EXPECT_EQ(fn(std::nan(""), std::nan(""), 1, 1), 40) << "unordered is not equal";
+    // (block6 adds v3, so that it is more than a return.)
+    EXPECT_EQ(fn(1.5, 1.5, 0, 1), 101);
+    EXPECT_EQ(fn(1.5, 2.5, 0, 2), 5);   // block3: 7 / 2
+    EXPECT_EQ(fn(1.5, 2.5, 1, 1), 41);  // block4
+    EXPECT_EQ(fn(1.5, 2.5, 5, 1), 51);  // the default
+    EXPECT_EQ(fn(std::nan(""), std::nan(""), 1, 1), 41) << "unordered is not equal";
 }
 
 TEST(X64EmitTest, JumpsThroughEmptyBlocksAreThreaded) {

@@ -156,9 +156,14 @@ private:
 
     void layout_frame();
     void prologue();
+    /// pop_frame, then `ret` (`ret A` for a `tail` function with A bytes of
+    /// stack arguments).
     void epilogue();
     /// Restores callee-saved registers, rsp and rbp (epilogue without ret).
     void pop_frame();
+    /// Whether block `b` is a `ret` alone, with no edit of the allocator
+    /// before or after it: a jump there can be the return itself.
+    bool is_lone_return(uint32_t b) const;
     void emit_edit(const ra::Edit& e);
     void emit_inst(uint32_t i, uint32_t next_block);
     [[gnu::noinline]] void emit_inst_asmjit(uint32_t i, const MInst& m);
@@ -267,18 +272,27 @@ void Emitter::prologue() {
 }
 
 void Emitter::pop_frame() {
-    if (saved_.empty()) {
-        put(enc::mov_rr(at(), 8, regs::RSP, regs::RBP));
-    } else {
-        put(enc::lea(at(), regs::RSP, {regs::RBP, -8 * static_cast<int32_t>(saved_.size())}));
-        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) put(enc::pop(at(), *it));
+    // rsp stays at the bottom of the frame between instructions (a `tail`
+    // callee's popped area is taken again right after the call), so
+    // without a frame below the saved registers it is already in place.
+    if (frame_size_ != 0) {
+        if (saved_.empty()) put(enc::mov_rr(at(), 8, regs::RSP, regs::RBP));
+        else put(enc::lea(at(), regs::RSP, {regs::RBP, -8 * static_cast<int32_t>(saved_.size())}));
     }
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) put(enc::pop(at(), *it));
     put(enc::pop(at(), regs::RBP));
 }
 
 void Emitter::epilogue() {
     pop_frame();
-    put(enc::ret(at()));
+    if (vc_.incoming_args_popped == 0) put(enc::ret(at()));
+    else a_.ret(asmjit::imm(vc_.incoming_args_popped));  // `tail`: the callee pops its stack arguments
+}
+
+bool Emitter::is_lone_return(uint32_t b) const {
+    const uint32_t first = rf().block_insts_begin[b];
+    // has_edits: by instruction, from compute_forwarding.
+    return rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Ret && !st_.has_edits[first];
 }
 
 void Emitter::emit_edit(const ra::Edit& e) {
@@ -839,9 +853,17 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::FCmp: put(enc::sse_rr(at(), size == 4 ? 0 : 0x66, 0x2E, r(0), r(1))); return;  // ucomiss / ucomisd
-    case Op::Jmp:
+    case Op::Jmp: {
+        // A jump to a lone return returns right here (a few bytes more than
+        // the jump), unless the return is the next block anyway.
+        const uint32_t t = final_target(m.aux);
+        if (t != final_target(next_block) && is_lone_return(t)) {
+            epilogue();
+            return;
+        }
         jump_to_block(std::nullopt, m.aux, next_block);
         return;
+    }
     case Op::Jcc:
         if (final_target(m.aux) == final_target(next_block)) {
             jump_to_block(invert(m.cc), m.aux2, next_block);
@@ -1010,15 +1032,7 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
         return;
     }
     case Op::BrTable: a_.jmp(gpr(i, 0, 8)); return;
-    case Op::Ret:
-        if (vc_.incoming_args_popped == 0) {
-            epilogue();
-        } else {
-            // `tail` convention: the callee pops its stack arguments.
-            pop_frame();
-            a_.ret(asmjit::imm(vc_.incoming_args_popped));
-        }
-        return;
+    case Op::Ret: epilogue(); return;
     case Op::Call:
         // The slot holds the address of the callee's GOT cell (compiled_code.h).
         a_.mov(x86::gpq(kScratchGpr), x86::qword_ptr(symbol_slot(m.aux)));
