@@ -303,32 +303,55 @@ TEST(X64LoweringTest, LoadsDoNotFoldAcrossStoresCallsTrapsOrSecondUses) {
     }
 }
 
+/// Compiles `text` (one function %g) in a JIT module and checks that its
+/// code has exactly one trap site, that `ok` returns `want` and that `bad`
+/// traps with heap_oob.
+void expect_one_load_trap(const std::string& text, const std::vector<DataValue>& ok, int64_t want,
+                          const std::vector<DataValue>& bad) {
+    auto f = parse_one(text);
+    JITModule jit;
+    FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    ASSERT_NE(jit.compiled_code(id), nullptr);
+    EXPECT_EQ(jit.compiled_code(id)->trap_sites.size(), 1u) << text;
+    JitCallOutcome r = jit.call(id, ok);
+    ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
+    EXPECT_EQ(r.values.at(0), DataValue::i64(want)) << text;
+    JitCallOutcome t = jit.call(id, bad);
+    ASSERT_EQ(t.kind, JitCallOutcome::Kind::Trap) << t.message;
+    EXPECT_EQ(t.trap.code, TrapCode{TrapCode::kHeapOutOfBounds}) << text;
+}
+
 TEST(X64EmitTest, AFoldedLoadThatFaultsReportsItsTrap) {
     // The fault happens in the add that absorbed the load: its offset must
     // be a trap site, or the trap handler would not recognize it.
-    auto f = parse_one(R"(
+    int64_t cell = 40;
+    expect_one_load_trap(R"(
 function %g(i64, i64) -> i64 {
 block0(v0: i64, v1: i64):
     v2 = load.i64 v0
     v3 = iadd v1, v2
     return v3
 }
-)");
-    JITModule jit;
-    FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
-    ASSERT_FALSE(jit.define_function(id, *f).has_value());
-    ASSERT_FALSE(jit.finalize_definitions().has_value());
-    ASSERT_NE(jit.compiled_code(id), nullptr);
-    EXPECT_EQ(jit.compiled_code(id)->trap_sites.size(), 1u);
-    int64_t cell = 40;
-    DataValue ok_args[] = {DataValue::i64(reinterpret_cast<int64_t>(&cell)), DataValue::i64(2)};
-    JitCallOutcome ok = jit.call(id, ok_args);
-    ASSERT_EQ(ok.kind, JitCallOutcome::Kind::Return) << ok.message;
-    EXPECT_EQ(ok.values.at(0), DataValue::i64(42));
-    DataValue bad_args[] = {DataValue::i64(0), DataValue::i64(2)};
-    JitCallOutcome bad = jit.call(id, bad_args);
-    ASSERT_EQ(bad.kind, JitCallOutcome::Kind::Trap) << bad.message;
-    EXPECT_EQ(bad.trap.code, TrapCode{TrapCode::kHeapOutOfBounds});
+)",
+                         {DataValue::i64(reinterpret_cast<int64_t>(&cell)), DataValue::i64(2)}, 42,
+                         {DataValue::i64(0), DataValue::i64(2)});
+    // The same with an indexed address, [v0 + v1*8 + 8].
+    int64_t cells[4] = {1, 2, 40, 3};
+    expect_one_load_trap(R"(
+function %g(i64, i64, i64) -> i64 {
+block0(v0: i64, v1: i64, v2: i64):
+    v3 = iconst.i64 3
+    v4 = ishl v1, v3
+    v5 = iadd v0, v4
+    v6 = load.i64 v5+8
+    v7 = iadd v2, v6
+    return v7
+}
+)",
+                         {DataValue::i64(reinterpret_cast<int64_t>(cells)), DataValue::i64(1), DataValue::i64(2)}, 42,
+                         {DataValue::i64(0), DataValue::i64(1), DataValue::i64(2)});
 }
 
 TEST(X64EmitTest, AddressesFoldBaseIndexScaleAndDisplacement) {
@@ -472,37 +495,6 @@ block3(v4: i64):
 )");
     EXPECT_EQ(count(slot, " ret\n"), count(slot, " mov rsp, rbp\n")) << slot;
     EXPECT_GE(count(slot, " ret\n"), 2u) << slot;
-}
-
-TEST(X64EmitTest, AnIndexedFoldedLoadThatFaultsReportsItsTrap) {
-    // The load folds into the add with its indexed address; the add's
-    // offset is the trap site.
-    auto f = parse_one(R"(
-function %g(i64, i64, i64) -> i64 {
-block0(v0: i64, v1: i64, v2: i64):
-    v3 = iconst.i64 3
-    v4 = ishl v1, v3
-    v5 = iadd v0, v4
-    v6 = load.i64 v5+8
-    v7 = iadd v2, v6
-    return v7
-}
-)");
-    JITModule jit;
-    FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
-    ASSERT_FALSE(jit.define_function(id, *f).has_value());
-    ASSERT_FALSE(jit.finalize_definitions().has_value());
-    ASSERT_NE(jit.compiled_code(id), nullptr);
-    EXPECT_EQ(jit.compiled_code(id)->trap_sites.size(), 1u);
-    int64_t cells[4] = {1, 2, 40, 3};
-    DataValue ok_args[] = {DataValue::i64(reinterpret_cast<int64_t>(cells)), DataValue::i64(1), DataValue::i64(2)};
-    JitCallOutcome ok = jit.call(id, ok_args);
-    ASSERT_EQ(ok.kind, JitCallOutcome::Kind::Return) << ok.message;
-    EXPECT_EQ(ok.values.at(0), DataValue::i64(42));
-    DataValue bad_args[] = {DataValue::i64(0), DataValue::i64(1), DataValue::i64(2)};
-    JitCallOutcome bad = jit.call(id, bad_args);
-    ASSERT_EQ(bad.kind, JitCallOutcome::Kind::Trap) << bad.message;
-    EXPECT_EQ(bad.trap.code, TrapCode{TrapCode::kHeapOutOfBounds});
 }
 
 TEST(X64RegallocTest, SpilledConstantsAreRematerializedNotStored) {
