@@ -216,6 +216,13 @@ struct Context::Impl {
     uint32_t fixup_defs[256] = {};
     uint32_t emergency_slot = kNoSlot;
 
+    // Test hooks: take the general path that a shortcut must match (tests
+    // compare the outputs). The scan brings every busy register to each
+    // position (no next-event skip); resolution finds pieces with cursors
+    // even when nothing was split.
+    bool test_full_advance = false;
+    bool test_piece_cursors = false;
+
     uint32_t block_start(uint32_t b) const { return pos_before(func->block_insts_begin[b]); }
     uint32_t block_end(uint32_t b) const { return pos_before(func->block_insts_begin[b + 1]); }
     uint32_t block_of(uint32_t pos) const { return inst_block[pos / 4]; }

@@ -297,7 +297,7 @@ void Resolver::stores_at_definitions() {
 
 void Resolver::run(Output& out) {
     s_.split_moves.clear();
-    if (s_.num_splits == 0) {
+    if (s_.num_splits == 0 && !s_.test_piece_cursors) {
         // One piece per vreg: no cursors, no split moves.
         operand_allocs_and_fixups(out, one_piece_cursor());
         edge_moves(one_piece_cursor(), one_piece_cursor());

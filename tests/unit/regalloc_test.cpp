@@ -836,6 +836,113 @@ TEST(RegallocLiveness, ScanTablesAreMadeOnFirstNeedAndNeverReused) {
     }
 }
 
+// Two outputs of the linear scan for one function are the same: operand
+// allocations, edits (point, source, destination, class), spill slots and
+// splits.
+void expect_same_output(const Output& a, const Output& b, const std::string& what) {
+    ASSERT_EQ(a.allocs.size(), b.allocs.size()) << what;
+    for (size_t k = 0; k < a.allocs.size(); ++k) ASSERT_TRUE(a.allocs[k] == b.allocs[k]) << what << ": operand " << k;
+    ASSERT_EQ(a.edits.size(), b.edits.size()) << what;
+    for (size_t k = 0; k < a.edits.size(); ++k) {
+        const Edit &x = a.edits[k], &y = b.edits[k];
+        ASSERT_TRUE(x.point == y.point && x.from == y.from && x.to == y.to && x.cls == y.cls) << what << ": edit " << k;
+    }
+    ASSERT_EQ(a.num_spill_slots, b.num_spill_slots) << what;
+    ASSERT_EQ(a.stats.splits, b.stats.splits) << what;
+}
+
+// The scan's advance() skips a register until its next event (its active
+// interval leaves its range, an inactive one enters one, its fixed cursor
+// moves). Skipping must change nothing: the same functions allocated with
+// every busy register brought to every position give the same output, in
+// every test environment (the small ones split and spill).
+TEST(RegallocScan, NextEventSkipsMatchAFullAdvance) {
+    const auto envs = testing::test_envs();
+    Context skipping, full;
+    full.impl->test_full_advance = true;
+    uint32_t with_splits = 0;
+    for (uint64_t seed = 0; seed < 400; ++seed) {
+        testing::RandomSource meta(3100 + seed);
+        const testing::GenOptions opt = testing::varied_options(meta);
+        const MachineEnv& env = envs[seed % envs.size()].env;
+        testing::RandomSource rng(seed);
+        const Function f = testing::random_function(rng, env, opt);
+        Output a, b;
+        ASSERT_EQ(allocate(f, env, a, skipping), "") << "seed " << seed;
+        ASSERT_EQ(allocate(f, env, b, full), "") << "seed " << seed;
+        ASSERT_EQ(check(f, env, a), "") << "seed " << seed << "\n" << testing::dump(f, &a);
+        expect_same_output(a, b, "seed " + std::to_string(seed));
+        with_splits += a.stats.splits > 0;
+    }
+    EXPECT_GT(with_splits, 40u) << "too few functions exercise splitting";
+}
+
+// When the scan split nothing, resolution reads each vreg's one location
+// directly and makes no live-in edge moves. Piece cursors (the general
+// path) must give the same output, for functions with loops, block
+// parameters and fixed operands; functions that did split take the
+// general path either way.
+TEST(RegallocResolve, OnePieceLookupsMatchPieceCursors) {
+    const auto envs = testing::test_envs();
+    Context direct, cursors;
+    cursors.impl->test_piece_cursors = true;
+    uint32_t unsplit = 0;
+    for (uint64_t seed = 0; seed < 400; ++seed) {
+        testing::RandomSource meta(4200 + seed);
+        testing::GenOptions opt = testing::varied_options(meta);
+        // Mostly the full x86-64 register set without calls or far uses,
+        // where fewer values are split (about a third of the functions).
+        const bool small = seed % 4 == 3;
+        const MachineEnv& env = envs[small ? 1 + seed % (envs.size() - 1) : 0].env;
+        if (!small) {
+            opt.call_percent = 0;
+            opt.far_use_percent = 0;
+        }
+        testing::RandomSource rng(seed);
+        const Function f = testing::random_function(rng, env, opt);
+        Output a, b;
+        ASSERT_EQ(allocate(f, env, a, direct), "") << "seed " << seed;
+        ASSERT_EQ(allocate(f, env, b, cursors), "") << "seed " << seed;
+        ASSERT_EQ(check(f, env, a), "") << "seed " << seed << "\n" << testing::dump(f, &a);
+        expect_same_output(a, b, "seed " + std::to_string(seed));
+        unsplit += a.stats.splits == 0 && f.num_blocks() > 2;
+    }
+    EXPECT_GT(unsplit, 60u) << "too few multi-block functions without splits";
+}
+
+// The context remembers the last machine environment and skips its check
+// and table setup when the next one is equal (compared as bytes). An
+// environment with the same sizes but other registers, or the same
+// registers in another order of preference, must be taken as new.
+TEST(RegallocContext, ChangedEnvironmentOfTheSameSizeIsNoticed) {
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg x = fb.int_vreg(), y = fb.int_vreg(), z = fb.int_vreg();
+    fb.inst(b, {Operand::def(x)});
+    fb.inst(b, {Operand::def(y)});
+    fb.inst(b, {Operand::use(x), Operand::use(y), Operand::def(z)});
+    fb.ret(b, {Operand::use(z)});
+    const Function f = fb.finish();
+    MachineEnv first = testing::tiny_env(2, 1);
+    MachineEnv other = first;
+    other.allocatable[0] = {PReg(5, RegClass::Int), PReg(6, RegClass::Int)};
+    MachineEnv reordered = first;
+    std::swap(reordered.allocatable[0][0], reordered.allocatable[0][1]);
+    Context ctx;
+    Output out;
+    ASSERT_EQ(allocate(f, first, out, ctx), "");
+    ASSERT_EQ(allocate(f, other, out, ctx), "");
+    ASSERT_EQ(check(f, other, out), "");
+    for (const Allocation& a : out.allocs) {
+        ASSERT_TRUE(a.is_reg());
+        EXPECT_TRUE(a.as_reg() == other.allocatable[0][0] || a.as_reg() == other.allocatable[0][1])
+            << "register " << unsigned(a.as_reg().hw) << " of the previous environment";
+    }
+    ASSERT_EQ(allocate(f, reordered, out, ctx), "");
+    // x is defined first and gets the first register of the preference order.
+    EXPECT_TRUE(out.allocs[f.operands_begin[0]] == Allocation::reg(reordered.allocatable[0][0]));
+}
+
 // --- Errors ------------------------------------------------------------------
 
 TEST_P(RegallocErrors, CriticalEdge) {
