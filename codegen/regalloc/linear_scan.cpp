@@ -280,11 +280,10 @@ void Scan::assign_stack(uint32_t id) {
 void Scan::advance(unsigned cls, uint32_t pos) {
     if (class_position_[cls] == pos) return;
     class_position_[cls] = pos;
-    const uint32_t skip_above = s_.test_full_advance ? kMaxPos : pos;
     for (uint64_t bits = busy_[cls]; bits; bits &= bits - 1) {
         const unsigned r = cls * kMaxRegsPerClass + static_cast<unsigned>(__builtin_ctzll(bits));
         const uint64_t rbit = bit(r);
-        if (next_event_[r] > skip_above) continue;  // nothing of r changes before then
+        if (next_event_[r] > pos) continue;  // nothing of r changes before then
         if (s_.active[r] != kNone) {
             Interval& a = iv_[s_.active[r]];
             if (a.end <= pos) {
@@ -561,10 +560,14 @@ std::string Scan::run() {
         order[j] = id;
     }
     initial_next_ = 0;
+    const bool full_advance = s_.test_full_advance;
 
     for (uint32_t id = next_unhandled(); id != kNone; id = next_unhandled()) {
         const uint32_t pos = iv_[id].start;
         assert(pos >= position_ && "the scan never goes back");
+        if (full_advance) [[unlikely]] {  // test hook: no next-event skips
+            for (unsigned r = 0; r < kNumPRegs; ++r) next_event_[r] = 0;
+        }
         advance(static_cast<unsigned>(iv_[id].cls), pos);
         position_ = pos;
         advance_cursor(iv_[id], pos);
