@@ -851,6 +851,27 @@ void expect_same_output(const Output& a, const Output& b, const std::string& wha
     ASSERT_EQ(a.stats.splits, b.stats.splits) << what;
 }
 
+// Allocates 400 random functions in two contexts, one with a test hook set,
+// and expects the same output, which passes the checker. `setup(seed, opt)`
+// returns the environment for a seed and may adjust the generator options;
+// `seen(f, out)` sees each function and its output.
+template <class Setup, class Seen>
+void expect_hook_changes_nothing(uint64_t meta_seed, Context& plain, Context& hooked, Setup setup, Seen seen) {
+    for (uint64_t seed = 0; seed < 400; ++seed) {
+        testing::RandomSource meta(meta_seed + seed);
+        testing::GenOptions opt = testing::varied_options(meta);
+        const MachineEnv env = setup(seed, opt);
+        testing::RandomSource rng(seed);
+        const Function f = testing::random_function(rng, env, opt);
+        Output a, b;
+        ASSERT_EQ(allocate(f, env, a, plain), "") << "seed " << seed;
+        ASSERT_EQ(allocate(f, env, b, hooked), "") << "seed " << seed;
+        ASSERT_EQ(check(f, env, a), "") << "seed " << seed << "\n" << testing::dump(f, &a);
+        expect_same_output(a, b, "seed " + std::to_string(seed));
+        seen(f, a);
+    }
+}
+
 // The scan's advance() skips a register until its next event (its active
 // interval leaves its range, an inactive one enters one, its fixed cursor
 // moves). Skipping must change nothing: the same functions allocated with
@@ -861,19 +882,9 @@ TEST(RegallocScan, NextEventSkipsMatchAFullAdvance) {
     Context skipping, full;
     full.impl->test_full_advance = true;
     uint32_t with_splits = 0;
-    for (uint64_t seed = 0; seed < 400; ++seed) {
-        testing::RandomSource meta(3100 + seed);
-        const testing::GenOptions opt = testing::varied_options(meta);
-        const MachineEnv& env = envs[seed % envs.size()].env;
-        testing::RandomSource rng(seed);
-        const Function f = testing::random_function(rng, env, opt);
-        Output a, b;
-        ASSERT_EQ(allocate(f, env, a, skipping), "") << "seed " << seed;
-        ASSERT_EQ(allocate(f, env, b, full), "") << "seed " << seed;
-        ASSERT_EQ(check(f, env, a), "") << "seed " << seed << "\n" << testing::dump(f, &a);
-        expect_same_output(a, b, "seed " + std::to_string(seed));
-        with_splits += a.stats.splits > 0;
-    }
+    expect_hook_changes_nothing(
+        3100, skipping, full, [&](uint64_t seed, testing::GenOptions&) { return envs[seed % envs.size()].env; },
+        [&](const Function&, const Output& out) { with_splits += out.stats.splits > 0; });
     EXPECT_GT(with_splits, 40u) << "too few functions exercise splitting";
 }
 
@@ -887,26 +898,18 @@ TEST(RegallocResolve, OnePieceLookupsMatchPieceCursors) {
     Context direct, cursors;
     cursors.impl->test_piece_cursors = true;
     uint32_t unsplit = 0;
-    for (uint64_t seed = 0; seed < 400; ++seed) {
-        testing::RandomSource meta(4200 + seed);
-        testing::GenOptions opt = testing::varied_options(meta);
-        // Mostly the full x86-64 register set without calls or far uses,
-        // where fewer values are split (about a third of the functions).
-        const bool small = seed % 4 == 3;
-        const MachineEnv& env = envs[small ? 1 + seed % (envs.size() - 1) : 0].env;
-        if (!small) {
+    expect_hook_changes_nothing(
+        4200, direct, cursors,
+        [&](uint64_t seed, testing::GenOptions& opt) {
+            // Mostly the full x86-64 register set without calls or far
+            // uses, where fewer values are split (about a third of the
+            // functions).
+            if (seed % 4 == 3) return envs[1 + seed % (envs.size() - 1)].env;
             opt.call_percent = 0;
             opt.far_use_percent = 0;
-        }
-        testing::RandomSource rng(seed);
-        const Function f = testing::random_function(rng, env, opt);
-        Output a, b;
-        ASSERT_EQ(allocate(f, env, a, direct), "") << "seed " << seed;
-        ASSERT_EQ(allocate(f, env, b, cursors), "") << "seed " << seed;
-        ASSERT_EQ(check(f, env, a), "") << "seed " << seed << "\n" << testing::dump(f, &a);
-        expect_same_output(a, b, "seed " + std::to_string(seed));
-        unsplit += a.stats.splits == 0 && f.num_blocks() > 2;
-    }
+            return envs[0].env;
+        },
+        [&](const Function& f, const Output& out) { unsplit += out.stats.splits == 0 && f.num_blocks() > 2; });
     EXPECT_GT(unsplit, 60u) << "too few multi-block functions without splits";
 }
 
