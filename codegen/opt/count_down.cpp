@@ -22,22 +22,40 @@ namespace {
 
 constexpr uint32_t kNone = ~0u;
 
+/// The use tables, kept in the PassContext between functions: users[k]
+/// for k < the number of slots in use this time (the rest keep their
+/// memory for later).
+struct CountDownScratch {
+    std::vector<const CountedLoop*> todo;
+    std::vector<uint32_t> uses, slot;
+    std::vector<std::vector<Inst>> users;
+};
+
 class CountDown {
 public:
-    CountDown(Function& func, const ControlFlowGraph& cfg, const LoopAnalysis& loops, const CountedLoops& counted)
-        : func_(func), dfg_(func.dfg), cfg_(cfg), loops_(loops), counted_(counted) {}
+    CountDown(Function& func, const ControlFlowGraph& cfg, const LoopAnalysis& loops, const CountedLoops& counted,
+              CountDownScratch& s)
+        : func_(func), dfg_(func.dfg), cfg_(cfg), loops_(loops), counted_(counted), todo_(s.todo), uses_(s.uses),
+          slot_(s.slot), users_(s.users) {}
 
     uint32_t run() {
-        std::vector<const CountedLoop*> todo;
+        std::vector<const CountedLoop*>& todo = todo_;
+        todo.clear();
         for (const CountedLoop& c : counted_.all()) {
             if (has_shape(c)) todo.push_back(&c);
         }
         if (todo.empty()) return 0;
         slot_.assign(dfg_.num_values(), kNone);
+        uint32_t slots = 0;
         for (const CountedLoop* c : todo) {
             for (Value p : dfg_.block_params(loops_.header(c->loop))) {
-                slot_[p.index()] = static_cast<uint32_t>(users_.size());
-                users_.emplace_back();
+                slot_[p.index()] = slots;
+                if (slots < users_.size()) {
+                    users_[slots].clear();
+                } else {
+                    users_.emplace_back();
+                }
+                ++slots;
             }
         }
         count_uses();
@@ -269,9 +287,10 @@ private:
     const ControlFlowGraph& cfg_;
     const LoopAnalysis& loops_;
     const CountedLoops& counted_;
-    std::vector<uint32_t> uses_;               // by value (aliases resolved)
-    std::vector<uint32_t> slot_;               // by value: index into users_, or kNone
-    std::vector<std::vector<Inst>> users_;     // instructions using a header parameter of a candidate
+    std::vector<const CountedLoop*>& todo_;  // the loops with the shape, in order
+    std::vector<uint32_t>& uses_;             // by value (aliases resolved)
+    std::vector<uint32_t>& slot_;             // by value: index into users_, or kNone
+    std::vector<std::vector<Inst>>& users_;   // instructions using a header parameter of a candidate
 };
 
 }  // namespace
@@ -279,7 +298,8 @@ private:
 uint32_t count_down_loops(Function& func, PassContext& ctx) {
     const CountedLoops* counted = ctx.counted_loops();
     if (!counted || counted->all().empty()) return 0;
-    CountDown pass(func, ctx.cfg(), *ctx.loops(), *counted);
+    CountDown pass(func, ctx.cfg(), *ctx.loops(), *counted,
+                   ctx.scratch<CountDownScratch>(PassContext::Scratch::CountDown));
     return pass.run();
 }
 

@@ -11,9 +11,20 @@ namespace heron {
 
 namespace {
 
+/// The forwarder's tables, kept in the PassContext between functions.
+struct ForwardScratch {
+    std::vector<Inst> jump_of;
+    std::vector<Value> args, mapped;
+    std::vector<uint8_t> passed, referenced;
+    std::vector<Block> dead;
+    std::vector<uint32_t> target;
+};
+
 class Forwarder {
 public:
-    explicit Forwarder(Function& func) : func_(func), dfg_(func.dfg) {}
+    Forwarder(Function& func, ForwardScratch& s)
+        : func_(func), dfg_(func.dfg), jump_of_(s.jump_of), args_(s.args), mapped_(s.mapped), passed_(s.passed),
+          referenced_(s.referenced), dead_(s.dead) {}
 
     uint32_t run() {
         find_forwarders();
@@ -48,11 +59,13 @@ public:
 private:
     Function& func_;
     DataFlowGraph& dfg_;
-    std::vector<Inst> jump_of_;  // per block: its lone jump, or invalid
+    std::vector<Inst>& jump_of_;  // per block: its lone jump, or invalid
     uint32_t forwarders_ = 0;
-    std::vector<Value> args_, mapped_;
-    std::vector<uint8_t> passed_;  // per block: a forwarder some edge was redirected past
-    std::vector<Block> dead_;      // the forwarders removed
+    std::vector<Value>& args_;
+    std::vector<Value>& mapped_;
+    std::vector<uint8_t>& passed_;      // per block: a forwarder some edge was redirected past
+    std::vector<uint8_t>& referenced_;  // per block: a branch names it
+    std::vector<Block>& dead_;          // the forwarders removed
 
     void find_forwarders() {
         jump_of_.assign(dfg_.num_blocks(), Inst());
@@ -119,7 +132,8 @@ private:
 
     /// Drops forwarders nothing branches to any more.
     void remove_unreferenced() {
-        std::vector<uint8_t> referenced(dfg_.num_blocks(), 0);
+        std::vector<uint8_t>& referenced = referenced_;
+        referenced.assign(dfg_.num_blocks(), 0);
         for (Block b : func_.layout.blocks()) {
             if (std::optional<Inst> last = func_.layout.last_inst(b)) {
                 for (const BlockCall& d : dfg_.branch_destinations(*last)) {
@@ -128,6 +142,7 @@ private:
             }
         }
         std::vector<Block>& dead = dead_;
+        dead.clear();
         for (Block b : func_.layout.blocks()) {
             if (forwarding_jump(b).is_valid() && !referenced[b.index()]) dead.push_back(b);
         }
@@ -141,11 +156,12 @@ private:
 }  // namespace
 
 uint32_t remove_forwarding_blocks(Function& func, PassContext& ctx) {
-    Forwarder f(func);
+    ForwardScratch& scratch = ctx.scratch<ForwardScratch>(PassContext::Scratch::ForwardBlocks);
+    Forwarder f(func, scratch);
     const uint32_t redirected = f.run();
     if (redirected == 0) return 0;
     // The analyses the context holds follow the edit when they can.
-    std::vector<uint32_t> target;
+    std::vector<uint32_t>& target = scratch.target;
     if (f.removed_targets(target)) {
         ctx.bypass_removed_blocks(target);
     } else {

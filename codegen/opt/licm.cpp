@@ -31,13 +31,23 @@ namespace heron {
 
 namespace {
 
+/// The hoister's tables, kept in the PassContext between functions.
+struct LicmScratch {
+    std::vector<uint32_t> depth_begin, by_depth, next;
+    std::vector<Inst> insts;
+};
+
 class Hoister {
 public:
-    Hoister(Function& func, const LoopAnalysis& loops) : func_(func), loops_(loops) { bucket_by_depth(); }
+    Hoister(Function& func, const LoopAnalysis& loops, LicmScratch& s)
+        : func_(func), loops_(loops), depth_begin_(s.depth_begin), by_depth_(s.by_depth), next_(s.next),
+          insts_(s.insts) {
+        bucket_by_depth();
+    }
 
     uint32_t run(const DominatorTree& domtree) {
         uint32_t moved = 0;
-        std::vector<Inst> insts;
+        std::vector<Inst>& insts = insts_;
         for (Block b : domtree.reverse_postorder()) {
             const auto l = loops_.innermost_loop(b);
             if (!l) continue;
@@ -112,14 +122,17 @@ private:
         for (Loop l : loops_.loops()) ++depth_begin_[loops_.loop_depth(l) + 1];
         for (uint32_t k = 1; k < depth_begin_.size(); ++k) depth_begin_[k] += depth_begin_[k - 1];
         by_depth_.resize(loops_.num_loops());
-        std::vector<uint32_t> next(depth_begin_.begin(), depth_begin_.end() - 1);
+        std::vector<uint32_t>& next = next_;
+        next.assign(depth_begin_.begin(), depth_begin_.end() - 1);
         for (Loop l : loops_.loops()) by_depth_[next[loops_.loop_depth(l)]++] = l.index();
     }
 
     Function& func_;
     const LoopAnalysis& loops_;
-    std::vector<uint32_t> depth_begin_;  // bucket k is [depth_begin_[k], depth_begin_[k+1])
-    std::vector<uint32_t> by_depth_;
+    std::vector<uint32_t>& depth_begin_;  // bucket k is [depth_begin_[k], depth_begin_[k+1])
+    std::vector<uint32_t>& by_depth_;
+    std::vector<uint32_t>& next_;  // bucket_by_depth's fill positions
+    std::vector<Inst>& insts_;     // run()'s copy of a block's instructions
 };
 
 }  // namespace
@@ -127,7 +140,7 @@ private:
 uint32_t hoist_loop_invariants(Function& func, PassContext& ctx) {
     const LoopAnalysis* loops = ctx.loops();
     if (!loops || loops->num_loops() == 0) return 0;
-    Hoister h(func, *loops);
+    Hoister h(func, *loops, ctx.scratch<LicmScratch>(PassContext::Scratch::Licm));
     return h.run(ctx.domtree());
 }
 

@@ -28,9 +28,21 @@ namespace heron {
 
 namespace {
 
+/// LoopForm's work lists, kept in the PassContext between functions.
+struct LoopFormScratch {
+    std::vector<BlockCall*> dests;
+    std::vector<Value> args, fwd;
+    std::vector<uint8_t> differs;
+    std::vector<Inst> branches;
+    std::vector<std::pair<Block, std::optional<Loop>>> added;
+    std::vector<Block> blocks;
+};
+
 class LoopFormer {
 public:
-    LoopFormer(Function& func, LoopFormStats& stats) : func_(func), dfg_(func.dfg), stats_(stats) {}
+    LoopFormer(Function& func, LoopFormStats& stats, LoopFormScratch& s)
+        : func_(func), dfg_(func.dfg), stats_(stats), dests_(s.dests), args_(s.args), fwd_(s.fwd),
+          differs_(s.differs) {}
 
     /// Removes invariant header parameters of every loop, inner loops
     /// first, until none is left (removing one can make another invariant).
@@ -50,8 +62,10 @@ private:
     Function& func_;
     DataFlowGraph& dfg_;
     LoopFormStats& stats_;
-    std::vector<BlockCall*> dests_;
-    std::vector<Value> args_, fwd_;
+    std::vector<BlockCall*>& dests_;
+    std::vector<Value>& args_;
+    std::vector<Value>& fwd_;
+    std::vector<uint8_t>& differs_;
 };
 
 void LoopFormer::remove_invariant_params(const ControlFlowGraph& cfg, const LoopAnalysis& loops) {
@@ -122,12 +136,13 @@ Block LoopFormer::split_edges(Block target, const std::vector<Inst>& branches, s
     }
     // Forwarded arguments: the common value, or a new parameter.
     const uint32_t n = dfg_.num_block_params(target);
-    std::vector<bool> differs(n, false);
+    std::vector<uint8_t>& differs = differs_;
+    differs.assign(n, 0);
     fwd_.clear();
     for (uint32_t k = 0; k < n; ++k) {
         const Value first = dfg_.resolve_aliases(dests_[0]->arg(k, dfg_.value_lists));
         for (const BlockCall* d : dests_) {
-            if (dfg_.resolve_aliases(d->arg(k, dfg_.value_lists)) != first) differs[k] = true;
+            if (dfg_.resolve_aliases(d->arg(k, dfg_.value_lists)) != first) differs[k] = 1;
         }
         fwd_.push_back(differs[k] ? dfg_.append_block_param(fresh, dfg_.value_type(dfg_.block_params(target)[k]))
                                   : first);
@@ -142,8 +157,7 @@ Block LoopFormer::split_edges(Block target, const std::vector<Inst>& branches, s
     }
     FuncCursor cur(func_);
     cur.at_bottom(fresh);
-    const std::vector<Value> forwarded = fwd_;
-    cur.ins().jump(target, forwarded);
+    cur.ins().jump(target, std::span<const Value>(fwd_));
     return fresh;
 }
 
@@ -189,15 +203,17 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
         error = loop_error->message;
         return false;
     }
-    LoopFormer former(func, stats);
+    LoopFormScratch& scratch = ctx.scratch<LoopFormScratch>(PassContext::Scratch::LoopForm);
+    LoopFormer former(func, stats, scratch);
     former.remove_invariant_params(ctx.cfg(), *loops);
 
-    std::vector<Inst> branches;
+    std::vector<Inst>& branches = scratch.branches;
     // The new blocks with their innermost loops: a preheader lies in the
     // loop's parent (every entering edge comes from inside each enclosing
     // loop, or it would enter that loop at a block other than its header),
     // a merged latch in the loop itself. Old blocks keep their loops.
-    std::vector<std::pair<Block, std::optional<Loop>>> added;
+    std::vector<std::pair<Block, std::optional<Loop>>>& added = scratch.added;
+    added.clear();
     for (Loop l : loops->loops()) {
         const Block header = loops->header(l);
         auto pre = loops->preheader(l);
@@ -239,7 +255,8 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     const uint32_t exits_before = stats.exits;
     // Blocks made by splitting need no splitting themselves: take the list
     // of blocks first.
-    std::vector<Block> blocks;
+    std::vector<Block>& blocks = scratch.blocks;
+    blocks.clear();
     for (Block b : func.layout.blocks()) blocks.push_back(b);
     for (Block b : blocks) former.dedicate_exits(cfg2, *loops, b);
     if (cfg_changed || stats.exits != exits_before) ctx.invalidate({Property::CfgValid});

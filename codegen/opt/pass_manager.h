@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -112,6 +113,18 @@ public:
     /// removed block was a loop header); the counted loops are dropped.
     void bypass_removed_blocks(std::span<const uint32_t> target);
 
+    /// Memory a pass keeps from one function to the next (its work lists
+    /// and tables), so that once they have grown the next function
+    /// allocates nothing there: one slot per pass, each always of the one
+    /// type that pass asks for, made on first use.
+    enum class Scratch : uint8_t { LoopForm, CountDown, Licm, ForwardBlocks };
+    template <class T>
+    T& scratch(Scratch slot) {
+        std::shared_ptr<void>& p = scratch_[static_cast<unsigned>(slot)];
+        if (!p) p = std::make_shared<T>();
+        return *static_cast<T*>(p.get());
+    }
+
     /// The loops if they are current and the function is reducible, else
     /// null, without computing anything: what the pipeline leaves for the
     /// backend's block order (Optimizer::loops).
@@ -145,6 +158,7 @@ private:
     CountedLoops counted_;
     RegionTree region_tree_;
     std::vector<uint8_t> removed_;  // bypass_removed_blocks scratch
+    std::shared_ptr<void> scratch_[4];  // by Scratch
     PropertySet valid_;
     uint32_t computations_[kNumProperties] = {};
 };

@@ -244,5 +244,21 @@ TEST(AnalysisUpdateTest, SpeedPipelineLeavesCurrentLoopsForTheBlockOrder) {
     EXPECT_GT(with_loops, 20u);
 }
 
+TEST(AnalysisUpdateTest, PassScratchOutlivesTheFunction) {
+    // A pass's scratch is made once per context and kept across bind(): the
+    // next function reuses its memory. Each slot is its own object.
+    Function f = parse_one(kShapes[0].text);
+    Function g = parse_one(kShapes[1].text);
+    PassContext ctx;
+    ctx.bind(f);
+    auto& a = ctx.scratch<std::vector<uint32_t>>(PassContext::Scratch::Licm);
+    a.assign(100, 7);
+    ctx.bind(g);
+    auto& b = ctx.scratch<std::vector<uint32_t>>(PassContext::Scratch::Licm);
+    EXPECT_EQ(&a, &b);
+    EXPECT_EQ(b.size(), 100u);
+    EXPECT_NE(&ctx.scratch<std::vector<uint32_t>>(PassContext::Scratch::CountDown), &b);
+}
+
 }  // namespace
 }  // namespace heron
