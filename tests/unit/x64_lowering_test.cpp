@@ -418,6 +418,54 @@ block0(v0: i64):
     EXPECT_TRUE(std::regex_search(a, std::regex(R"( add \w+, 0x03\n)"))) << a;
 }
 
+TEST(X64EmitTest, ByteMasksAreMovzxAndTheirZeroExtensionIsFree) {
+    // The CRC-32 loop: `band x, 0xff` is a movzx, the uextend.i64 of that
+    // i32 (whose register has bits 32-63 clear) is a move the allocator
+    // coalesces, and the bxor whose second operand dies takes that
+    // operand's register instead of copying the crc, which lives on. The
+    // loop is 6 instructions with no register-to-register move.
+    std::string a = asm_of(R"(
+function %crc32(i64, i64, i64) -> i32 {
+block0(v0: i64, v1: i64, v2: i64):
+    v3 = iconst.i32 0xffff_ffff
+    v4 = iconst.i64 0
+    v5 = iconst.i64 1
+    v6 = iconst.i32 8
+    v7 = iconst.i32 0xff
+    v8 = iconst.i64 2
+    jump block1(v4, v3)
+block1(v9: i64, v10: i32):
+    v11 = icmp ult v9, v1
+    brif v11, block2, block3
+block2:
+    v12 = iadd v0, v9
+    v13 = uload8.i32 notrap v12
+    v14 = bxor v10, v13
+    v15 = band v14, v7
+    v16 = uextend.i64 v15
+    v17 = ishl v16, v8
+    v18 = iadd v2, v17
+    v19 = load.i32 notrap v18
+    v20 = ushr v10, v6
+    v21 = bxor v19, v20
+    v22 = iadd v9, v5
+    jump block1(v22, v21)
+block3:
+    v23 = bnot v10
+    return v23
+}
+)");
+    size_t from = a.find("block2:\n"), to = a.find("block1:\n");
+    ASSERT_NE(from, std::string::npos) << a;
+    ASSERT_NE(to, std::string::npos) << a;
+    ASSERT_LT(from, to) << a;
+    std::string body = a.substr(from + 8, to - from - 8);
+    EXPECT_EQ(std::count(body.begin(), body.end(), '\n'), 6) << body;
+    EXPECT_EQ(body.find(" and "), std::string::npos) << body;
+    EXPECT_NE(body.find(" movzx "), std::string::npos) << body;
+    EXPECT_FALSE(std::regex_search(body, std::regex(R"( mov [a-z0-9]+, [a-z0-9]+\n)"))) << body;
+}
+
 TEST(X64EmitTest, BrTableIndexFromA32BitLoadIsNotExtendedAgain) {
     // mov r32, [m] clears bits 32-63: the table index needs no mov r32, r32.
     // A big-endian load (bswap) is still extended (its value is tested by

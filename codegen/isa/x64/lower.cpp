@@ -140,7 +140,9 @@ private:
     }
     VReg mov_imm(int64_t v) { return mov_imm(v, temp(RegClass::Int)); }
     VReg ext(VReg src, unsigned from_bytes, unsigned to_bytes, bool is_signed) {
-        VReg d = temp(RegClass::Int);
+        return ext(src, from_bytes, to_bytes, is_signed, temp(RegClass::Int));
+    }
+    VReg ext(VReg src, unsigned from_bytes, unsigned to_bytes, bool is_signed, VReg d) {
         MInst& m = emit(Op::Ext, {Operand::use(src), Operand::def(d)});
         m.size = static_cast<uint8_t>(from_bytes);
         m.size2 = static_cast<uint8_t>(to_bytes);
@@ -225,6 +227,23 @@ private:
         if (!next || dfg_[*next].opcode != Opcode::Brif) return false;
         return zero_flag_set_by(*next, dfg_[*next].args[0]);
     }
+    /// Whether the i32 `v` is made by an instruction that always writes a
+    /// 32-bit register (which clears bits 32-63): band/bor/bxor and the
+    /// little-endian 32-bit and zero-extending loads. Not iadd/isub (a lea
+    /// may compute them at 64 bits).
+    bool upper_half_clear(Value v) const {
+        const ValueDef def = dfg_.value_def(resolved(v));
+        if (!def.is_result()) return false;
+        const InstructionData& d = dfg_[def.inst()];
+        switch (d.opcode) {
+        case Opcode::Band: case Opcode::Bor: case Opcode::Bxor: return true;
+        case Opcode::Load: case Opcode::Uload8: case Opcode::Uload16: return !d.flags.has(MemFlags::Big);
+        default: return false;
+        }
+    }
+    /// Whether one of the (at most kMaxFoldDistance) instructions after
+    /// `inst` in its block reads `v`.
+    bool read_later_in_block(Inst inst, Value v) const;
     /// Emits the compare of an icmp's operands; returns the x86 condition.
     Cond emit_icmp(const InstructionData& d);
     Cond emit_fcmp(const InstructionData& d);
@@ -417,6 +436,17 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load_of(Value v, Inst load, uns
     fl.load = load;
     folded_[load.index()] = 1;
     return fl;
+}
+
+bool Lowerer::read_later_in_block(Inst inst, Value v) const {
+    v = resolved(v);
+    unsigned steps = 0;
+    for (std::optional<Inst> i = f_.layout.next_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.next_inst(*i)) {
+        bool reads = false;
+        dfg_.for_each_inst_value(*i, [&](Value a) { reads = reads || resolved(a) == v; });
+        if (reads) return true;
+    }
+    return false;
 }
 
 Cond Lowerer::emit_icmp(const InstructionData& d) {
@@ -716,6 +746,10 @@ std::string Lowerer::lower_other(Inst inst, const InstructionData& d) {
     case Opcode::Uextend: case Opcode::Sextend: {
         Type in = type_of(d.args[0]);
         VReg out = result_vreg(inst);
+        if (d.opcode == Opcode::Uextend && in.bits() == 32 && upper_half_clear(d.args[0])) {
+            emit(Op::MovRR, {Operand::use(use(d.args[0])), Operand::def(out)}).size = 8;
+            return {};
+        }
         MInst& m = emit(Op::Ext, {Operand::use(use(d.args[0])), Operand::def(out)});
         m.size = static_cast<uint8_t>(in.bytes());
         m.size2 = static_cast<uint8_t>(d.type.bits() == 64 ? 8 : 4);
@@ -807,12 +841,19 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
             std::swap(x, y);
         }
     }
+    // x & 0xff / 0xffff / 0xffffffff is a zero-extending move (into any
+    // register, x kept).
+    if (k && op == AluOp::And && (*k == 0xff || *k == 0xffff || (size == 8 && *k == 0xffffffff))) {
+        ext(use(x), *k == 0xff ? 1 : *k == 0xffff ? 2 : 4, 8, false, out);
+        return;
+    }
     if (k && (size == 4 || fits_i32(*k))) {
         const int64_t imm = size == 4 ? static_cast<int32_t>(*k) : *k;
         // x + k into another register while x lives on: one lea instead of
         // a copy and the add (lea sets no flags: not for a branch that
         // reads the add's zero flag).
-        if ((op == AluOp::Add || (op == AluOp::Sub && imm != INT32_MIN)) && is_needed(x) && !flags_read_after(inst)) {
+        if ((op == AluOp::Add || (op == AluOp::Sub && imm != INT32_MIN)) && is_needed(resolved(x)) &&
+            !flags_read_after(inst)) {
             MInst& m = emit(Op::LeaBase, {Operand::use(use(x)), Operand::def(out)});
             m.imm = op == AluOp::Add ? imm : -imm;
             return;
@@ -831,6 +872,12 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
             set_mem(m, *fl);
             return;
         }
+    }
+    // Two-address: the result takes the first operand's register. When the
+    // first is read again in this block and the second is read nowhere
+    // else, the second goes first (no copy of the first).
+    if (op != AluOp::Sub && !is_needed(resolved(y)) && is_needed(resolved(x)) && read_later_in_block(inst, x)) {
+        std::swap(x, y);
     }
     alu(op, size, use(x), use(y), out);
 }
