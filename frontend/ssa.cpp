@@ -38,6 +38,7 @@ DefTable::DefTable() {
 }
 
 void DefTable::clear() {
+    for (std::vector<uint32_t>& d : dense_) d.clear();
     size_ = 0;
     if (++gen_ != 0) return;
     // The generation counter wrapped: forget the old generations for real.
@@ -50,7 +51,15 @@ uint32_t DefTable::slot_of(uint32_t var, uint32_t hi) const {
     return static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
 }
 
-PackedOption<Value> DefTable::get(Variable var, Block block) const {
+void DefTable::grow_dense(std::vector<uint32_t>& d, uint32_t index) {
+    // Geometric steps (as far as the dense part reaches), so a variable
+    // defined block after block refills only a constant share per block.
+    size_t n = std::max<size_t>(size_t{index} + 1, std::min<size_t>(d.size() * 2, kDenseBlocks));
+    n = std::max<size_t>(n, 64);
+    d.resize(std::min<size_t>(n, kDenseBlocks));
+}
+
+PackedOption<Value> DefTable::hashed_get(Variable var, Block block) const {
     const uint32_t hi = block.index() / kPerSlot, lo = block.index() % kPerSlot;
     const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
     for (uint32_t i = slot_of(var.index(), hi);; i = (i + 1) & mask) {
@@ -63,7 +72,7 @@ PackedOption<Value> DefTable::get(Variable var, Block block) const {
     }
 }
 
-void DefTable::set(Variable var, Block block, Value value) {
+void DefTable::hashed_set(Variable var, Block block, Value value) {
     const uint32_t hi = block.index() / kPerSlot, lo = block.index() % kPerSlot;
     for (;;) {
         const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);

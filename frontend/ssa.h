@@ -94,25 +94,63 @@ private:
     V default_{};
 };
 
-/// The definitions of every (variable, block) pair. Open addressing with
-/// linear probing over 64-byte slots, each holding one variable's
-/// definitions for kPerSlot consecutive blocks: lookups walk back through
-/// nearby blocks, so most of them stay in one cache line, and memory grows
-/// with the block ranges a variable is used in, never variables x blocks.
-/// Slots carry the generation they were claimed in, so clear() is O(1) and
-/// keeps the memory.
+/// The definitions of every (variable, block) pair, in two parts.
+///
+/// The first kDenseVars variables, in the first kDenseBlocks blocks, have a
+/// dense array each, indexed by block (grown as far as the highest block
+/// given a definition; reading past it gives none): a lookup is a bounds
+/// check and a load, and walking back through blocks for one variable reads
+/// consecutive words. Which part holds a pair depends only on the pair, so
+/// nothing moves between them. Memory is at most kDenseVars x kDenseBlocks
+/// words (16 MiB), and only as far as definitions reach.
+///
+/// Everything else: open addressing with linear probing over 64-byte
+/// slots, each holding one variable's definitions for kPerSlot consecutive
+/// blocks: lookups walk back through nearby blocks, so most of them stay in
+/// one cache line, and memory grows with the block ranges a variable is
+/// used in, never variables x blocks. Slots carry the generation they were
+/// claimed in, so clear() is O(1) for them; the dense arrays are emptied
+/// (growing them again zero-fills, a memset). Every
+/// part keeps its memory.
 class DefTable {
 public:
     static constexpr uint32_t kPerSlot = 13;
+    static constexpr uint32_t kDenseVars = 64;
+    static constexpr uint32_t kDenseBlocks = 1u << 16;
 
     DefTable();
     void clear();
-    PackedOption<Value> get(Variable var, Block block) const;
-    void set(Variable var, Block block, Value value);
-    /// Slots in use.
+    PackedOption<Value> get(Variable var, Block block) const {
+        if (is_dense(var, block)) [[likely]] {
+            const std::vector<uint32_t>& d = dense_[var.index()];
+            const uint32_t v = block.index() < d.size() ? d[block.index()] ^ kFlip : Value::kReserved;
+            return v == Value::kReserved ? PackedOption<Value>() : PackedOption<Value>(Value(v));
+        }
+        return hashed_get(var, block);
+    }
+    void set(Variable var, Block block, Value value) {
+        if (is_dense(var, block)) [[likely]] {
+            std::vector<uint32_t>& d = dense_[var.index()];
+            if (block.index() >= d.size()) [[unlikely]] grow_dense(d, block.index());
+            d[block.index()] = value.index() ^ kFlip;
+            return;
+        }
+        hashed_set(var, block, value);
+    }
+    /// Slots in use in the hashed part.
     uint32_t size() const { return size_; }
 
 private:
+    // Dense words hold the value's index with every bit flipped, so that a
+    // zero word (what growing fills in) is "no definition".
+    static constexpr uint32_t kFlip = Value::kReserved;
+    static bool is_dense(Variable var, Block block) {
+        return var.index() < kDenseVars && block.index() < kDenseBlocks;
+    }
+    static void grow_dense(std::vector<uint32_t>& d, uint32_t index);
+    PackedOption<Value> hashed_get(Variable var, Block block) const;
+    void hashed_set(Variable var, Block block, Value value);
+
     struct alignas(64) Slot {
         uint32_t var = 0, hi = 0, gen = 0;
         uint32_t values[kPerSlot] = {};
@@ -120,6 +158,7 @@ private:
     uint32_t slot_of(uint32_t var, uint32_t hi) const;
     void grow();
 
+    std::vector<uint32_t> dense_[kDenseVars];
     std::vector<Slot> slots_;
     uint32_t gen_ = 1;
     uint32_t size_ = 0;
