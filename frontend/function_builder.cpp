@@ -267,7 +267,7 @@ Inst FunctionBuilder::build_inst(const InstructionData& data, Type ctrl) {
     DataFlowGraph& dfg = func.dfg;
     Inst inst = dfg.make_inst(data);
     dfg.make_inst_results(inst, ctrl);
-    const bool misplaced = finalized_ || !current_ || ctx_.status_[*current_] == BlockStatus::Filled;
+    const bool misplaced = finalized_ || !current_ || std::as_const(ctx_.status_)[*current_] == BlockStatus::Filled;
     if (misplaced) [[unlikely]] {
         std::string op = "`" + std::string(opcode_name(data.opcode)) + "`";
         if (finalized_) {
@@ -403,9 +403,10 @@ Result<void> FunctionBuilder::finalize() {
         auto resolve = [&dfg](Value& v) {
             if (dfg.value_is_alias(v)) [[unlikely]] v = dfg.resolve_aliases(v);
         };
-        for (Block b : func.layout.blocks()) {
-            for (Inst inst : func.layout.block_insts(b)) dfg.for_each_inst_value(inst, resolve);
-        }
+        // Every instruction, in creation order (no layout walk): when no
+        // error was recorded, each one is in the layout.
+        const uint32_t num_insts = dfg.num_insts();
+        for (uint32_t i = 0; i < num_insts; ++i) dfg.for_each_inst_value(Inst(i), resolve);
         // Nothing refers to them any more: detach them so that the function
         // has no aliases left (a self-alias is an unattached value).
         for (Value v : removed) func.dfg.change_to_alias(v, v);

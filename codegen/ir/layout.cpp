@@ -18,13 +18,16 @@ void Layout::append_block(Block b) {
     n.inserted = true;
     n.prev = last_block_;
     n.next = {};
+    // Appending never needs renumbering: one stride after the last.
     if (last_block_) {
-        blocks_[*last_block_].next = b;
+        BlockNode& last = blocks_[*last_block_];
+        last.next = b;
+        n.seq = last.seq + kStride;
     } else {
         first_block_ = b;
+        n.seq = kStride;
     }
     last_block_ = b;
-    assign_block_seq(b);
 }
 
 void Layout::insert_block(Block b, Block before) {
