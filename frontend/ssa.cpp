@@ -159,15 +159,22 @@ void SSABuilder::see(Block block) {
 }
 
 void SSABuilder::record(Variable var, Value value, Block block) {
-    // The newest definition of each variable lives in last_def_ only; the
-    // table gets it when a definition in another block replaces it. So a
-    // block redefining a variable again and again costs no hashing.
+    // A pair in the table's dense part is written there at once (a store).
+    if (DefTable::is_dense(var, block)) [[likely]] {
+        defs_.set(var, block, value);
+        return;
+    }
+    // For the others the newest definition of each variable lives in
+    // last_def_ only; the table gets it when a definition in another block
+    // (of the hashed part) replaces it. So a block redefining a variable
+    // again and again costs no hashing.
     LastDef& last = last_def_[var];
     if (last.block != block && last.block) defs_.set(var, *last.block, *last.value);
     last = LastDef{block, value};
 }
 
 PackedOption<Value> SSABuilder::raw_def(Variable var, Block block) const {
+    if (DefTable::is_dense(var, block)) [[likely]] return defs_.get(var, block);
     const LastDef& last = last_def_[var];
     return last.block == block ? last.value : defs_.get(var, block);
 }

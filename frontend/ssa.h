@@ -32,9 +32,10 @@
 // the local check cannot see (a parameter made redundant by removing another)
 // `remove_redundant_params` cleans up once every block is sealed.
 //
-// Definitions live in a hash table keyed by (variable, block) with a
-// per-variable cache of the last definition, so memory is proportional to
-// the definitions made, never variables x blocks. Every table is kept on
+// Definitions live in DefTable: dense arrays for the first variables in
+// the first blocks, else a hash table keyed by (variable, block) with a
+// per-variable cache of the last definition, so memory stays bounded for
+// any number of variables and blocks, never variables x blocks. Every table is kept on
 // clear(), so building the next function allocates nothing new.
 #pragma once
 
@@ -139,14 +140,15 @@ public:
     }
     /// Slots in use in the hashed part.
     uint32_t size() const { return size_; }
+    /// The pair lives in the dense part.
+    static bool is_dense(Variable var, Block block) {
+        return var.index() < kDenseVars && block.index() < kDenseBlocks;
+    }
 
 private:
     // Dense words hold the value's index with every bit flipped, so that a
     // zero word (what growing fills in) is "no definition".
     static constexpr uint32_t kFlip = Value::kReserved;
-    static bool is_dense(Variable var, Block block) {
-        return var.index() < kDenseVars && block.index() < kDenseBlocks;
-    }
     static void grow_dense(std::vector<uint32_t>& d, uint32_t index);
     PackedOption<Value> hashed_get(Variable var, Block block) const;
     void hashed_set(Variable var, Block block, Value value);
