@@ -52,7 +52,9 @@ TEST(FrontendTablesTest, DefTableMatchesAMapAcrossItsDenseLimit) {
                 auto it = ref.find({var, block});
                 PackedOption<Value> got = table.get(Variable(var), Block(block));
                 ASSERT_EQ(got.has_value(), it != ref.end()) << "var " << var << " block " << block;
-                if (got) EXPECT_EQ((*got).index(), it->second);
+                if (got) {
+                    EXPECT_EQ((*got).index(), it->second);
+                }
             }
         }
         table.clear();
