@@ -11,16 +11,24 @@
 // followed, and checks that depend on something already found broken are
 // skipped instead of reporting the same fault again.
 //
-// Order of work: declarations; CFG and dominator tree (none for a single
-// block); one pass over the values (aliases resolved there, cycles found);
-// then each block in layout order and each of its instructions. Uses in
-// unreachable blocks are checked for definedness but not for dominance, as
-// in Cranelift.
+// Order of work: declarations; the dominator tree (Dominance, none for a
+// single block); one pass over the values (aliases resolved there, cycles
+// found); then each block in layout order and each of its instructions.
+// Uses in unreachable blocks are checked for definedness but not for
+// dominance, as in Cranelift.
+//
+// Speed: most of what the walk meets is checked by quick paths that only
+// answer yes (nothing to report; the definitions entered) or no (the full
+// checks run and report exactly what they always did): quick_inst and its
+// special kinds, quick_return, and the common cases of block parameters,
+// the entry block and signatures. detail::set_verifier_quick_paths(false)
+// turns them off, for the tests that compare both.
 #include "codegen/verifier/verifier.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <span>
 #include <string_view>
@@ -63,9 +71,11 @@ bool same_types(const std::vector<AbiParam>& a, const std::vector<AbiParam>& b) 
 class TypeSet {
 public:
     constexpr TypeSet(std::initializer_list<Type> types) {
-        for (Type t : types) bits_ |= bit(t);
+        for (Type t : types) {
+            if (t.is_valid()) bits_ |= bit(t);  // bit 0 stays clear: no set holds the invalid type
+        }
     }
-    constexpr bool contains(Type t) const { return t.is_valid() && (bits_ & bit(t)) != 0; }
+    constexpr bool contains(Type t) const { return ((bits_ >> (t.code() & 31)) & (t.code() < 32)) != 0; }
     constexpr bool operator==(const TypeSet& o) const { return bits_ == o.bits_; }
     /// "an integer type", "i32 or i64", ...
     std::string describe() const;
@@ -166,6 +176,15 @@ enum class QuickTyping : uint8_t {
 /// Where an opcode's controlling type comes from (ctrl_type).
 enum class QuickCtrl : uint8_t { Suffix, Arg0, Arg1, Fixed };
 
+/// The most common shapes, which quick_inst checks in a path of their own
+/// (the same answers as its general path, in fewer steps).
+enum class QuickKind : uint8_t {
+    General,
+    Binary,      // two operands of one type in `uniform.allowed`, one result of that type
+    IntBinary,   // two integer operands (shifts), one result of operand 0's type
+    IntConst,    // iconst: one result of the integer type `.T`, the immediate within it
+};
+
 /// What the walk needs of an opcode, in one table read instead of calls of
 /// InstructionData::num_fixed_args and DataFlowGraph::fixed_result_types
 /// (out of line) and several opcode_info reads for every instruction.
@@ -178,6 +197,7 @@ struct OpcodeShape {
     uint8_t dests = 0;          // jump 1, brif 2 (in `dests`); quick_inst checks them as verify_branch
     QuickTyping typing = QuickTyping::Slow;
     QuickCtrl ctrl = QuickCtrl::Fixed;
+    QuickKind kind = QuickKind::General;
     Type fixed_ctrl;            // QuickCtrl::Fixed
     UniformRule uniform;        // n == 0: the typing class is not uniform
     TypeSet memory{};           // Load: `.T`; Store: the value operand
@@ -257,12 +277,35 @@ std::array<OpcodeShape, 256> build_opcode_shapes() {
             typing_args <= s.fixed_args) {
             s.flags |= OpcodeShape::kQuick;
         }
+        // The special paths, where the general one would check exactly
+        // this: one result typed like the controlling type, no branch.
+        bool result_is_ctrl = s.fixed_results == 1;
+        for (unsigned c = Type::I8; c <= Type::F64; ++c) result_is_ctrl &= s.result[c][0] == Type(static_cast<Type::Code>(c));
+        if (!(s.flags & OpcodeShape::kQuick) || !result_is_ctrl || s.dests != 0) continue;
+        if (s.ctrl == QuickCtrl::Arg0 && s.fixed_args == 2 && s.typing == QuickTyping::Done && s.uniform.n == 2 &&
+            s.uniform.ref == 0) {
+            s.kind = QuickKind::Binary;
+        } else if (s.ctrl == QuickCtrl::Arg0 && s.fixed_args == 2 && s.typing == QuickTyping::Shift && s.uniform.n == 0) {
+            s.kind = QuickKind::IntBinary;
+            s.uniform.allowed = kAnyInt;  // for the path's test only (n stays 0)
+        } else if (s.ctrl == QuickCtrl::Suffix && s.fixed_args == 0 && s.typing == QuickTyping::IntConst) {
+            s.kind = QuickKind::IntConst;
+        }
     }
     return shapes;
 }
 
 // Initialized before main (no guard on each read).
 const std::array<OpcodeShape, 256> kOpcodeShapes = build_opcode_shapes();
+
+/// What verify_signature accepts silently: every type supported, extensions
+/// on integers only.
+bool signature_is_fine(const Signature& sig) {
+    bool ok = true;
+    for (const AbiParam& p : sig.params) ok &= kAnyScalar.contains(p.type) && (p.ext == ArgExt::None || p.type.is_int());
+    for (const AbiParam& p : sig.returns) ok &= kAnyScalar.contains(p.type) && (p.ext == ArgExt::None || p.type.is_int());
+    return ok;
+}
 
 /// Whether print_inst can print `d` (it indexes name tables by code).
 bool printable(const InstructionData& d) {
@@ -271,30 +314,200 @@ bool printable(const InstructionData& d) {
     return true;
 }
 
+
+/// The dominator tree the verifier needs, over the control-flow graph
+/// ControlFlowGraph::compute defines (edges from the last instruction of
+/// each block in the layout to its destinations that are valid blocks in
+/// the layout), computed here without building that graph: a depth-first
+/// walk from the entry block, then Cooper, Harvey and Kennedy's iteration
+/// over reverse postorder ("A Simple, Fast Dominance Algorithm", 2001), then
+/// preorder and postorder numbers of the tree, so that a dominates b when
+/// pre(a) <= pre(b) && post(b) <= post(a). The same relation as
+/// DominatorTree (a dominator tree is unique); the numbers may differ.
+class Dominance {
+public:
+    void compute(const Function& func);
+    bool reachable(Block b) const { return b.index() < order_.size() && order_[b.index()] != 0; }
+    /// For reachable blocks only.
+    uint32_t preorder(Block b) const { return pre_[b.index()]; }
+    uint32_t postorder(Block b) const { return post_[b.index()]; }
+    bool dominates(Block a, Block b) const {
+        return reachable(a) && reachable(b) && pre_[a.index()] <= pre_[b.index()] &&
+               post_[b.index()] <= post_[a.index()];
+    }
+
+private:
+    /// Calls f(target) for each edge out of `b` (ControlFlowGraph::compute's
+    /// test, duplicates included).
+    template <typename F>
+    static void for_each_successor(const Function& func, Block b, F&& f);
+
+    std::vector<uint32_t> order_;  // by block: 1 + postorder number, 0 when unreachable
+    std::vector<uint32_t> pre_, post_;  // by block: the tree's numbers
+    std::vector<Block> blocks_;       // by postorder number
+    std::vector<uint32_t> idom_;      // by postorder number
+    std::vector<uint32_t> begin_;     // rows of preds_ / children_ by postorder number
+    std::vector<uint32_t> list_;      // predecessors, then children, by postorder number
+    std::vector<uint32_t> slot_;      // the next free place in each row while filling them
+    std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (from, to) blocks, then postorder numbers
+    std::vector<std::pair<uint32_t, uint32_t>> stack_;
+};
+
+template <typename F>
+void Dominance::for_each_successor(const Function& func, Block b, F&& f) {
+    const DataFlowGraph& dfg = func.dfg;
+    const Layout& layout = func.layout;
+    const std::optional<Inst> last = layout.last_inst(b);
+    if (!last || !dfg.inst_is_valid(*last)) return;
+    const InstructionData& d = dfg[*last];
+    std::span<const BlockCall> dests;
+    switch (d.format()) {
+    case InstructionFormat::Jump: dests = {d.dests.data(), 1}; break;
+    case InstructionFormat::Brif: dests = {d.dests.data(), 2}; break;
+    case InstructionFormat::BranchTable:
+        if (!dfg.jump_tables.is_valid(d.jump_table())) return;
+        dests = dfg.jump_tables[d.jump_table()].all;
+        break;
+    default: return;
+    }
+    const uint32_t num_blocks = dfg.num_blocks();
+    for (const BlockCall& dest : dests) {
+        if (!dest.is_valid()) continue;
+        const Block to = dest.block(dfg.value_lists);
+        if (to.index() >= num_blocks || !layout.is_block_inserted(to)) continue;
+        f(to.index());
+    }
+}
+
+void Dominance::compute(const Function& func) {
+    const uint32_t nb = func.dfg.num_blocks();
+    order_.assign(nb, 0);
+    blocks_.clear();
+    edges_.clear();
+    const std::optional<Block> entry = func.layout.entry_block();
+    if (!entry || entry->index() >= nb) return;
+    // Depth-first from the entry: a block is visited when popped unvisited;
+    // its (block, ~0) entry below its successors gives its postorder number
+    // once they are done. order_ is UINT32_MAX while a block is open.
+    stack_.clear();
+    stack_.push_back({entry->index(), 0});
+    while (!stack_.empty()) {
+        const uint32_t b = stack_.back().first;
+        const bool closing = stack_.back().second != 0;
+        stack_.pop_back();
+        if (closing) {
+            order_[b] = static_cast<uint32_t>(blocks_.size()) + 1;
+            blocks_.push_back(Block(b));
+            continue;
+        }
+        if (order_[b] != 0) continue;
+        order_[b] = UINT32_MAX;
+        stack_.push_back({b, 1});
+        for_each_successor(func, Block(b), [&](uint32_t to) {
+            edges_.push_back({b, to});
+            if (order_[to] == 0) stack_.push_back({to, 0});
+        });
+    }
+    const auto n = static_cast<uint32_t>(blocks_.size());  // the entry is n - 1
+    // Predecessor rows by postorder number (a counting sort of the edges).
+    begin_.assign(n + 1, 0);
+    for (auto& e : edges_) {
+        e = {order_[e.first] - 1, order_[e.second] - 1};
+        ++begin_[e.second + 1];
+    }
+    for (uint32_t i = 0; i < n; ++i) begin_[i + 1] += begin_[i];
+    list_.resize(edges_.size());
+    slot_.assign(begin_.begin(), begin_.end() - 1);
+    for (const auto& e : edges_) list_[slot_[e.second]++] = e.first;
+    // Immediate dominators: reverse postorder until nothing changes.
+    constexpr uint32_t kNone = UINT32_MAX;
+    idom_.assign(n, kNone);
+    idom_[n - 1] = n - 1;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t w = n - 1; w-- > 0;) {
+            uint32_t d = kNone;
+            for (uint32_t k = begin_[w]; k < begin_[w + 1]; ++k) {
+                uint32_t p = list_[k];
+                if (idom_[p] == kNone) continue;  // not reached yet in this order
+                if (d == kNone) {
+                    d = p;
+                    continue;
+                }
+                while (p != d) {  // the nearest common ancestor
+                    while (p < d) p = idom_[p];
+                    while (d < p) d = idom_[d];
+                }
+            }
+            if (idom_[w] != d) {
+                idom_[w] = d;
+                changed = true;
+            }
+        }
+    }
+    // Children rows, then the tree's preorder and postorder numbers.
+    begin_.assign(n + 1, 0);
+    for (uint32_t w = 0; w + 1 < n; ++w) ++begin_[idom_[w] + 1];
+    for (uint32_t i = 0; i < n; ++i) begin_[i + 1] += begin_[i];
+    list_.resize(n);
+    slot_.assign(begin_.begin(), begin_.end() - 1);
+    for (uint32_t w = 0; w + 1 < n; ++w) list_[slot_[idom_[w]]++] = w;
+    if (pre_.size() < nb) {
+        pre_.resize(nb);
+        post_.resize(nb);
+    }
+    uint32_t pre = 0, post = 0;
+    stack_.clear();
+    stack_.push_back({n - 1, begin_[n - 1]});
+    pre_[blocks_[n - 1].index()] = pre++;
+    while (!stack_.empty()) {
+        auto& [d, next] = stack_.back();
+        if (next < begin_[d + 1]) {
+            const uint32_t c = list_[next++];
+            pre_[blocks_[c].index()] = pre++;
+            stack_.push_back({c, begin_[c]});
+            continue;
+        }
+        post_[blocks_[d].index()] = post++;
+        stack_.pop_back();
+    }
+}
+
 }  // namespace
 
 /// Everything the verifier sizes per function; its memory outlives a call.
 struct VerifierContext::Tables {
-    /// By value (not resolved): what a use needs to know. The type is set
-    /// for every value before the blocks are walked (prepare_values); the
-    /// dominator-tree numbers when the walk reaches the value's definition
-    /// and finds it sound (verify_block_params, verify_results). Until then,
-    /// and for aliases, they are (UINT32_MAX, 0), which no use accepts: such uses
-    /// take the slow path in verify_use, which checks everything itself and
-    /// reports the fault, if any.
+    /// By value (not resolved): what a use needs to know, entered when the
+    /// walk reaches the value's definition and finds it sound
+    /// (verify_block_params, verify_results, quick_inst): the value's type
+    /// and its block's numbers (lo, hi) = (dominator-tree preorder,
+    /// use_base + 1 + postorder), use_base being this call's (below).
+    /// Entries not entered in this call (left from an earlier function, or
+    /// zero) have hi <= use_base, which no use accepts: such uses take the
+    /// slow path in verify_use, which checks everything itself and reports
+    /// the fault, if any. So the table is never cleared. (Types for the
+    /// full checks come from type_of, which reads the DFG.)
     ///
-    /// A use in a block with numbers (pre, post) is fine when
-    /// dt_pre <= pre && post <= dt_post: the defining block dominates the
-    /// using one (or is the same: a definition earlier in this block, as
-    /// the walk enters an instruction's results after its operands).
-    /// Unreachable blocks, as users and as definers, get kUnreachable
-    /// (uses there are checked for definedness only).
+    /// A use in a block with numbers (pre, hi) is fine when u.lo <= pre &&
+    /// hi <= u.hi: the defining block dominates the using one (or is the
+    /// same: a definition earlier in this block, as the walk enters an
+    /// instruction's results after its operands). Unreachable blocks, as
+    /// users and as definers, get (kUnreachablePre, use_base + 0): uses
+    /// there are checked for definedness only.
     struct UseInfo {
-        Type type;  // type of the resolved value; invalid when dangling
-        uint32_t dt_pre = UINT32_MAX, dt_post = 0;
+        Type type;  // the value's own type (a defined value is no alias)
+        uint32_t lo, hi;
     };
-    static constexpr std::pair<uint32_t, uint32_t> kUnreachable{UINT32_MAX - 1, 0};
+    static constexpr uint32_t kUnreachablePre = UINT32_MAX - 1;
+    /// Every hi entered so far is at most this; the next call's use_base is
+    /// one above it.
+    uint32_t last_hi = 0;
+    /// The walk's "seen" marks: equal to this call's stamp when seen.
+    uint32_t stamp = 0;
 
+    Dominance dominance;
+    // Without quick paths (detail::set_verifier_quick_paths): the analyses'
+    // graph and tree.
     ControlFlowGraph cfg;
     DominatorTree domtree;
     std::vector<Value> resolved;  // by value: alias target, or reserved for a cycle
@@ -303,9 +516,8 @@ struct VerifierContext::Tables {
     std::vector<Value> alias_path;
     // Not uint8_t: a store through a character type may alias anything,
     // and the walk's reads would be reloaded after each mark.
-    enum class Seen : uint8_t { No, Yes };
-    std::vector<Seen> block_seen;
-    std::vector<Seen> inst_seen;
+    std::vector<uint32_t> block_seen;
+    std::vector<uint32_t> inst_seen;
     std::vector<Type> expected;
 };
 
@@ -314,11 +526,22 @@ VerifierContext::~VerifierContext() = default;
 VerifierContext::VerifierContext(VerifierContext&&) noexcept = default;
 VerifierContext& VerifierContext::operator=(VerifierContext&&) noexcept = default;
 
+namespace detail {
+namespace {
+thread_local bool quick_paths = true;
+}  // namespace
+
+/// For tests (they declare it): with `false`, verify_function on this
+/// thread takes the full checks only (no quick paths; dominance from the
+/// analyses' ControlFlowGraph and DominatorTree), which the quick paths
+/// must agree with exactly. Default true.
+void set_verifier_quick_paths(bool on) { quick_paths = on; }
+}  // namespace detail
+
 namespace {
 
 using UseInfo = VerifierContext::Tables::UseInfo;
 using Tables = VerifierContext::Tables;
-using Seen = Tables::Seen;
 
 class Verifier {
 public:
@@ -327,23 +550,26 @@ public:
           dfg_(func.dfg),
           layout_(func.layout),
           errors_(errors),
+          dominance_(t.dominance),
           cfg_(t.cfg),
           domtree_(t.domtree),
+          quick_(detail::quick_paths),
           resolved_(t.resolved),
           uses_(t.uses),
           alias_state_(t.alias_state),
           alias_path_(t.alias_path),
           block_seen_(t.block_seen),
           inst_seen_(t.inst_seen),
+          tables_(t),
           expected_(t.expected) {}
 
     bool run();
 
 private:
     // --- reporting --------------------------------------------------------------
-    void report(std::optional<Inst> inst, std::optional<Block> block, std::string context, std::string message);
-    void inst_error(Inst inst, std::string message);
-    void block_error(Block block, std::string message);
+    [[gnu::cold]] void report(std::optional<Inst> inst, std::optional<Block> block, std::string context, std::string message);
+    [[gnu::cold]] void inst_error(Inst inst, std::string message);
+    [[gnu::cold]] void block_error(Block block, std::string message);
     /// Declarations have no line of their own: no context, the message
     /// names the declaration.
     void decl_error(std::string message) { report({}, {}, {}, std::move(message)); }
@@ -355,17 +581,34 @@ private:
     void resolve_aliases();
     void report_alias_cycle(size_t from);
     void prepare_values();
+    void start_marks();
 
     // --- blocks -------------------------------------------------------------------
     void verify_entry_block();
     void verify_block(Block b);
     void verify_block_params(Block b);
+    [[gnu::cold]] void report_block_params(Block b, std::span<const Value> params, uint32_t from);
 
     // --- instructions ----------------------------------------------------------------
-    void report_terminator(Inst inst, Block b, bool terminator);
+    [[gnu::cold]] void report_terminator(Inst inst, Block b, bool terminator);
     void check_inst(Inst inst, Block b, const InstructionData& d, const OpcodeShape& shape);
     // Inlined into verify_block's loop: one frame for the whole instruction.
-    [[gnu::always_inline]] bool quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape);
+    [[gnu::always_inline]] bool quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape,
+                                           std::span<const Value> results);
+    /// quick_inst's result check for the special kinds: one result, this
+    /// instruction's own, typed `type`; entered when it is.
+    [[gnu::always_inline]] bool one_result(Inst inst, std::span<const Value> results, Type type) {
+        if (results.size() != 1) return false;
+        const Value v = results[0];
+        if (v.index() >= num_values_) return false;
+        const ValueDef def = dfg_.value_def(v);
+        if (def.kind != ValueDef::Kind::Result || def.owner != inst.index() || def.num != 0 ||
+            dfg_.value_type(v) != type) {
+            return false;
+        }
+        uses_[v.index()] = UseInfo{type, cur_pre_, cur_post_};
+        return true;
+    }
     /// The common case of verify_use, inline: the definition is sound and
     /// dominates the use. Anything else goes to verify_use.
     void check_use(Inst inst, Block b, Value v) {
@@ -375,19 +618,32 @@ private:
     bool use_is_fine(Value v) const {
         if (v.index() >= num_values_) return false;
         const UseInfo& u = uses_[v.index()];
-        return u.dt_pre <= cur_pre_ && cur_post_ <= u.dt_post;
+        return u.lo <= cur_pre_ && cur_post_ <= u.hi;
     }
-    void verify_use(Inst inst, Block b, Value v);
+    [[gnu::cold]] void verify_use(Inst inst, Block b, Value v);
+    /// What check_inst and verify_return accept silently for `return`: no
+    /// results, the values defined and dominating, as many as the
+    /// signature returns and of its types.
+    bool quick_return(const InstructionData& d, std::span<const Value> results) const {
+        if (!results.empty()) return false;
+        const auto vals = list(d.vargs);
+        const auto& want = func_.signature.returns;
+        if (vals.size() != want.size()) return false;
+        for (size_t i = 0; i < vals.size(); ++i) {
+            const uint32_t v = vals[i].index();
+            if (v >= num_values_) return false;
+            const UseInfo& u = uses_[v];
+            if (u.lo > cur_pre_ || cur_post_ > u.hi || u.type != want[i].type) return false;
+        }
+        return true;
+    }
     /// Marks a sound definition (one the walk has checked) for check_use.
-    void define(Value v) {
-        uses_[v.index()].dt_pre = cur_pre_;
-        uses_[v.index()].dt_post = cur_post_;
-    }
+    void define(Value v) { uses_[v.index()] = UseInfo{dfg_.value_type(v), cur_pre_, cur_post_}; }
     /// Marks every result of `inst` whose definition names it back.
-    void define_sound_results(Inst inst);
-    [[gnu::always_inline]] void verify_results(Inst inst);
-    void report_results(Inst inst);
-    [[gnu::always_inline]] void verify_typing(Inst inst);
+    [[gnu::cold]] void define_sound_results(Inst inst);
+    void verify_results(Inst inst);
+    [[gnu::cold]] void report_results(Inst inst);
+    void verify_typing(Inst inst);
     void verify_branch(Inst inst);
     void verify_call(Inst inst);
     void verify_tail_call(Inst inst, const Signature& callee, const std::string& name);
@@ -396,7 +652,7 @@ private:
     // Typing families (one per Typing class or group of classes).
     /// Operands 0..n-1 have the type of operand `ref`, which is in
     /// `allowed`; the common case inline, report_uniform reports.
-    [[gnu::always_inline]] void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
+    void check_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed) {
         const InstructionData& d = dfg_[inst];
         const Type t = type_of(d.args[ref]);
         if (allowed.contains(t)) {
@@ -406,7 +662,7 @@ private:
         }
         report_uniform(inst, n, ref, allowed);
     }
-    void report_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed);
+    [[gnu::cold]] void report_uniform(Inst inst, unsigned n, unsigned ref, TypeSet allowed);
     void check_int_const(Inst inst);
     void check_select(Inst inst);
     void check_conversion(Inst inst, TypeSet result, TypeSet input);
@@ -420,17 +676,39 @@ private:
     void check_trap_code(Inst inst);
 
     // --- dominance (the dominator tree, or the single block) -------------------------------
-    bool reachable(Block b) const { return single_block_ ? b == *entry_ : domtree_.is_reachable(b); }
-    uint32_t dom_preorder(Block b) const { return single_block_ ? 0 : domtree_.dom_preorder(b); }
-    uint32_t dom_postorder(Block b) const { return single_block_ ? 0 : domtree_.dom_postorder(b); }
+    bool reachable(Block b) const {
+        if (single_block_) return b == *entry_;
+        return quick_ ? dominance_.reachable(b) : domtree_.is_reachable(b);
+    }
+    uint32_t dom_preorder(Block b) const {
+        if (single_block_) return 0;
+        return quick_ ? dominance_.preorder(b) : domtree_.dom_preorder(b);
+    }
+    uint32_t dom_postorder(Block b) const {
+        if (single_block_) return 0;
+        return quick_ ? dominance_.postorder(b) : domtree_.dom_postorder(b);
+    }
     bool dominates(Block a, Block b) const {
-        return single_block_ ? a == *entry_ && b == *entry_ : domtree_.dominates(a, b);
+        if (single_block_) return a == *entry_ && b == *entry_;
+        return quick_ ? dominance_.dominates(a, b) : domtree_.dominates(a, b);
     }
 
     // --- helpers ----------------------------------------------------------------------
     /// The type of `v` after resolving aliases; invalid when `v` is dangling.
-    Type type_of(Value v) const { return v.index() < num_values_ ? uses_[v.index()].type : Type(); }
-    [[gnu::always_inline]] Type ctrl_type(Inst inst) const;
+    Type type_of(Value v) const {
+        const uint32_t i = v.index();
+        if (i >= num_values_) return Type();
+        if (!has_aliases_) return dfg_.value_type(v);
+        const Value r = resolved_[i];
+        return r.is_valid() ? dfg_.value_type(r) : Type();
+    }
+    /// A value list's elements (inline; DataFlowGraph::inst_variable_args
+    /// is out of line).
+    std::span<const Value> list(const ValueList& l) const {
+        if (l.empty()) return {};
+        return {l.raw(dfg_.value_lists), l.size(dfg_.value_lists)};
+    }
+    Type ctrl_type(Inst inst) const;
     std::string name(Inst inst) const { return std::string(opcode_name(dfg_[inst].opcode)); }
     /// Reports operand `i` of `inst` unless its type is unknown or in `allowed`.
     bool expect_operand(Inst inst, unsigned i, TypeSet allowed) {
@@ -440,7 +718,7 @@ private:
         report_operand(inst, i, allowed);
         return false;
     }
-    void report_operand(Inst inst, unsigned i, TypeSet allowed);
+    [[gnu::cold]] void report_operand(Inst inst, unsigned i, TypeSet allowed);
     /// Reports operand `i` unless it has the type of operand `ref`.
     void expect_same(Inst inst, unsigned i, unsigned ref);
     /// Reports a `.T` outside `allowed`; false when `.T` is missing or bad.
@@ -449,7 +727,7 @@ private:
         report_ctrl(inst, allowed);
         return false;
     }
-    void report_ctrl(Inst inst, TypeSet allowed);
+    [[gnu::cold]] void report_ctrl(Inst inst, TypeSet allowed);
     std::string describe_def(const ValueDef& def) const;
 
     const Function& func_;
@@ -458,21 +736,30 @@ private:
     VerifierErrors& errors_;
 
     // The tables live in the VerifierContext (see VerifierContext::Tables).
+    Dominance& dominance_;
     ControlFlowGraph& cfg_;
     DominatorTree& domtree_;
+    const bool quick_;  // detail::set_verifier_quick_paths
     std::vector<Value>& resolved_;
     std::vector<UseInfo>& uses_;
     std::vector<uint8_t>& alias_state_;
     std::vector<Value>& alias_path_;
-    std::vector<Seen>& block_seen_;
-    std::vector<Seen>& inst_seen_;
+    std::vector<uint32_t>& block_seen_;
+    std::vector<uint32_t>& inst_seen_;
+    Tables& tables_;
+    uint32_t use_base_ = 0;  // see UseInfo
+    uint32_t stamp_ = 0;     // see Tables::stamp
     std::vector<Type>& expected_;
     std::optional<Block> entry_;
+    // The DFG's instructions as an array (every index is checked against
+    // num_insts_ before it is read) and counts.
+    const InstructionData* insts_ = nullptr;
+    uint32_t num_insts_ = 0, num_blocks_ = 0;
     bool single_block_ = false;  // the layout is the entry block alone: no CFG or dominator tree
     uint32_t num_values_ = 0;
     bool has_aliases_ = false;  // resolved_ is filled (prepare_values)
     // The block being verified, as a user and as a definer of values (see
-    // UseInfo): its dominator-tree numbers, or kUnreachable's.
+    // UseInfo): its dominator-tree numbers as UseInfo holds them.
     uint32_t cur_pre_ = 0, cur_post_ = 0;
 };
 
@@ -499,37 +786,56 @@ void Verifier::block_error(Block block, std::string message) {
 
 bool Verifier::run() {
     const size_t errors_before = errors_.size();
+    num_insts_ = dfg_.num_insts();
+    insts_ = num_insts_ ? &dfg_[Inst(0)] : nullptr;
+    num_values_ = dfg_.num_values();
+    num_blocks_ = dfg_.num_blocks();
     entry_ = layout_.entry_block();
     verify_declarations();
     // One block: it dominates itself and is the only reachable one, no
     // graph to build (most small functions a JIT compiles).
     single_block_ = entry_ && layout_.last_block() == entry_ && dfg_.block_is_valid(*entry_);
-    if (!single_block_) {
+    if (!single_block_ && quick_) {
+        dominance_.compute(func_);
+    } else if (!single_block_) {
         cfg_.compute(func_);
         domtree_.compute(func_, cfg_);
     }
     prepare_values();
     verify_entry_block();
-    block_seen_.assign(dfg_.num_blocks(), Seen::No);
-    inst_seen_.assign(dfg_.num_insts(), Seen::No);
+    start_marks();
     for (Block b : layout_.blocks()) {
         if (!dfg_.block_is_valid(b)) {
             block_error(b, b.to_string() + " is in the layout but does not exist");
             break;  // its layout links cannot be trusted either
         }
-        if (block_seen_[b.index()] == Seen::Yes) {
+        if (block_seen_[b.index()] == stamp_) {
             block_error(b, b.to_string() + " appears twice in the layout");
             break;
         }
-        block_seen_[b.index()] = Seen::Yes;
+        block_seen_[b.index()] = stamp_;
         verify_block(b);
     }
     return errors_.size() == errors_before;
 }
 
+// The "seen" tables are never cleared: this call's marks are a stamp no
+// earlier call used (the tables are cleared when the stamps run out).
+void Verifier::start_marks() {
+    if (++tables_.stamp == 0) {
+        std::fill(block_seen_.begin(), block_seen_.end(), 0);
+        std::fill(inst_seen_.begin(), inst_seen_.end(), 0);
+        tables_.stamp = 1;
+    }
+    stamp_ = tables_.stamp;
+    if (block_seen_.size() < num_blocks_) block_seen_.resize(num_blocks_);
+    if (inst_seen_.size() < num_insts_) inst_seen_.resize(num_insts_);
+}
+
 // --- declarations --------------------------------------------------------------------------
 
 void Verifier::verify_signature(const Signature& sig, std::optional<SigRef> ref) {
+    if (quick_ && signature_is_fine(sig)) return;  // the common case: nothing to report
     auto check = [&](const std::vector<AbiParam>& items, const char* kind) {
         for (size_t i = 0; i < items.size(); ++i) {
             const AbiParam& p = items[i];
@@ -621,28 +927,29 @@ void Verifier::resolve_aliases() {
     }
 }
 
-// Before the blocks are walked: each value's type (through aliases).
-// Definitions are marked sound as the walk reaches them (UseInfo). Aliases
+// Before the blocks are walked: the use table cleared (definitions are
+// entered as the walk reaches them, UseInfo). Aliases
 // (rare: the parser's `vA -> vB` lines, passes that replace a value) are
 // resolved only when the function has any, by resolve_aliases, which
 // reports cycles and dangling targets; without them resolved_ stays unused
 // (resolved(v) is v).
 void Verifier::prepare_values() {
-    num_values_ = dfg_.num_values();
-    uses_.resize(num_values_);
+    if (uses_.size() < num_values_) uses_.resize(num_values_);  // zeros: not entered
+    // This call's numbers lie above every earlier call's (UseInfo); when
+    // they would run out, the table is cleared and they start again.
+    if (tables_.last_hi >= UINT32_MAX - 2 - num_blocks_) {
+        std::memset(static_cast<void*>(uses_.data()), 0, uses_.size() * sizeof(UseInfo));
+        tables_.last_hi = 0;
+    }
+    use_base_ = tables_.last_hi + 1;
+    tables_.last_hi = use_base_ + num_blocks_;
     bool aliases = false;
     for (uint32_t i = 0; i < num_values_; ++i) {
         const ValueDef def = dfg_.value_def(Value(i));
         aliases |= def.kind == ValueDef::Kind::Alias && def.owner != i;
-        uses_[i] = UseInfo{dfg_.value_type(Value(i))};
     }
     has_aliases_ = aliases;
-    if (!aliases) return;
-    resolve_aliases();
-    for (uint32_t i = 0; i < num_values_; ++i) {
-        const Value r = resolved_[i];
-        if (r != Value(i)) uses_[i].type = r.is_valid() ? uses_[r.index()].type : Type();
-    }
+    if (aliases) resolve_aliases();
 }
 
 void Verifier::report_alias_cycle(size_t from) {
@@ -660,8 +967,15 @@ void Verifier::verify_entry_block() {
         return;
     }
     if (!dfg_.block_is_valid(*entry_)) return;  // reported with the layout
-    auto params = dfg_.block_params(*entry_);
+    const auto params = dfg_.block_params(*entry_);
     const auto& sig = func_.signature.params;
+    if (quick_ && params.size() == sig.size()) {  // the common case: each valid and of its type
+        bool ok = true;
+        for (size_t i = 0; i < params.size(); ++i) {
+            ok &= params[i].index() < num_values_ && dfg_.value_type(params[i]) == sig[i].type;
+        }
+        if (ok) return;
+    }
     if (params.size() != sig.size()) {
         block_error(*entry_, "entry block has " + plural(params.size(), "parameter") + ", signature has " +
                                  std::to_string(sig.size()));
@@ -677,44 +991,49 @@ void Verifier::verify_entry_block() {
 }
 
 void Verifier::verify_block(Block b) {
-    const auto [pre, post] = reachable(b) ? std::pair{dom_preorder(b), dom_postorder(b)} : Tables::kUnreachable;
+    const auto [pre, post] =
+        reachable(b) ? std::pair{dom_preorder(b), use_base_ + 1 + dom_postorder(b)}
+                     : std::pair{Tables::kUnreachablePre, use_base_};
     cur_pre_ = pre;
     cur_post_ = post;
     verify_block_params(b);
-    auto last = layout_.last_inst(b);
-    if (!last) {
+    const std::optional<Inst> last_inst = layout_.last_inst(b);
+    if (!last_inst) {
         block_error(b, b.to_string() + " is empty");
         return;
     }
-    // The DFG's and the tables' arrays in locals: the walk reads them
-    // directly (every index is checked against its size first).
-    const uint32_t num_insts = dfg_.num_insts();
-    const InstructionData* const insts = num_insts ? &dfg_[Inst(0)] : nullptr;
-    Seen* const seen = inst_seen_.data();
-    for (Inst inst : layout_.block_insts(b)) {
-        if (inst.index() >= num_insts) {
+    const Inst last = *last_inst;
+    uint32_t* const seen = inst_seen_.data();
+    const uint32_t stamp = stamp_;
+    for (const Inst inst : layout_.block_insts(b)) {
+        const uint32_t index = inst.index();
+        if (index >= num_insts_) {
             block_error(b, inst.to_string() + " is in the layout of " + b.to_string() + " but does not exist");
             return;
         }
-        if (seen[inst.index()] == Seen::Yes) {
+        if (seen[index] == stamp) {
             block_error(b, inst.to_string() + " appears twice in the layout");
             return;
         }
-        seen[inst.index()] = Seen::Yes;
+        seen[index] = stamp;
         if (layout_.inst_block(inst) != std::optional<Block>(b)) {
             inst_error(inst, inst.to_string() + " is laid out in " + b.to_string() + " but belongs to another block");
             continue;
         }
-        const InstructionData& d = insts[inst.index()];
+        const InstructionData& d = insts_[index];
         const OpcodeShape& shape = kOpcodeShapes[static_cast<uint8_t>(d.opcode)];
         const bool terminator = (shape.flags & OpcodeShape::kTerminator) != 0;
-        if (terminator != (inst == *last)) report_terminator(inst, b, terminator);
-        const bool quick = (shape.flags & OpcodeShape::kQuick) && d.vargs.empty() && quick_inst(inst, d, shape);
+        if (terminator != (inst == last)) report_terminator(inst, b, terminator);
+        const auto results = dfg_.inst_results(inst);
+        const bool quick = quick_ && (d.opcode == Opcode::Return ? quick_return(d, results)
+                                                                 : (shape.flags & OpcodeShape::kQuick) &&
+                                                                       d.vargs.empty() &&
+                                                                       quick_inst(inst, d, shape, results));
         if (!quick) check_inst(inst, b, d, shape);
         if (shape.flags & (OpcodeShape::kBranch | OpcodeShape::kCall | OpcodeShape::kReturn)) {
             if ((shape.flags & OpcodeShape::kBranch) && !quick) verify_branch(inst);
             if (shape.flags & OpcodeShape::kCall) verify_call(inst);
-            if (shape.flags & OpcodeShape::kReturn) verify_return(inst);
+            if ((shape.flags & OpcodeShape::kReturn) && !quick) verify_return(inst);
         }
     }
 }
@@ -727,27 +1046,29 @@ void Verifier::report_terminator(Inst inst, Block b, bool terminator) {
     }
 }
 
-void Verifier::verify_block_params(Block b) {
-    auto params = dfg_.block_params(b);
+inline void Verifier::verify_block_params(Block b) {
+    const auto params = dfg_.block_params(b);
+    if (!quick_) return report_block_params(b, params, 0);
     // The common case first: each parameter names this block and its
-    // position back and has a supported type. The loop below reports
-    // nothing then.
-    bool fine = true;
-    for (uint32_t i = 0; fine && i < params.size(); ++i) {
-        const uint32_t v = params[i].index();
-        if (v >= num_values_) {
-            fine = false;
-            break;
-        }
-        const ValueDef def = dfg_.value_def(Value(v));
-        fine = def.kind == ValueDef::Kind::Param && def.owner == b.index() && def.num == i &&
-               kAnyScalar.contains(dfg_.value_type(Value(v)));
-    }
-    if (fine) {
-        for (const Value v : params) define(v);
-        return;
-    }
+    // position back and has a supported type (then entered at once).
+    // report_block_params does the rest.
+    UseInfo* const uses = uses_.data();
     for (uint32_t i = 0; i < params.size(); ++i) {
+        const uint32_t v = params[i].index();
+        if (v >= num_values_) return report_block_params(b, params, i);
+        const ValueDef def = dfg_.value_def(Value(v));
+        const Type type = dfg_.value_type(Value(v));
+        if (def.kind != ValueDef::Kind::Param || def.owner != b.index() || def.num != i || !kAnyScalar.contains(type)) {
+            return report_block_params(b, params, i);
+        }
+        uses[v] = UseInfo{type, cur_pre_, cur_post_};
+    }
+}
+
+// The parameters from `from` on, reporting what is wrong (the earlier ones
+// are fine and entered).
+void Verifier::report_block_params(Block b, std::span<const Value> params, uint32_t from) {
+    for (uint32_t i = from; i < params.size(); ++i) {
         Value v = params[i];
         if (!dfg_.value_is_valid(v)) {
             block_error(b, "parameter " + std::to_string(i) + " of " + b.to_string() + " is invalid value " +
@@ -789,17 +1110,32 @@ void Verifier::check_inst(Inst inst, Block b, const InstructionData& d, const Op
 // them. Anything it does not accept (faults, and the cases it does not
 // know) goes through check_inst, which reports exactly what it always did;
 // so a "no" here is never wrong, only slower.
-inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape) {
+inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape,
+                                 std::span<const Value> results) {
     UseInfo* const uses = uses_.data();
     const uint32_t nv = num_values_;
     const uint32_t pre = cur_pre_, post = cur_post_;
+    if (shape.kind != QuickKind::General) {
+        if (shape.kind == QuickKind::IntConst) {
+            return kAnyInt.contains(d.type) && (d.imm & ~d.type.mask()) == 0 && one_result(inst, results, d.type);
+        }
+        const uint32_t a = d.args[0].index(), c = d.args[1].index();
+        if (a >= nv || c >= nv) return false;
+        const UseInfo& ua = uses[a];
+        const UseInfo& uc = uses[c];
+        const Type t = ua.type;
+        bool ok = ua.lo <= pre && post <= ua.hi && uc.lo <= pre && post <= uc.hi && shape.uniform.allowed.contains(t) &&
+                  (!d.type.is_valid() || d.type == t);
+        ok &= shape.kind == QuickKind::Binary ? uc.type == t : kAnyInt.contains(uc.type);
+        return ok && one_result(inst, results, t);
+    }
     // Operands: check_use's test, and their types.
     Type t[3];
     for (unsigned i = 0; i < shape.fixed_args; ++i) {
         const uint32_t v = d.args[i].index();
         if (v >= nv) return false;
         const UseInfo& u = uses[v];
-        if (u.dt_pre > pre || post > u.dt_post) return false;
+        if (u.lo > pre || post > u.hi) return false;
         t[i] = u.type;
     }
     // Branch destinations: their arguments as operands (check_use), and
@@ -809,9 +1145,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
         if (!dest.is_valid()) return false;
         const ValueListPool& pool = dfg_.value_lists;
         const Block target = dest.block(pool);
-        if (target.index() >= dfg_.num_blocks() || !layout_.is_block_inserted(target) || target == entry_) {
-            return false;
-        }
+        if (target.index() >= num_blocks_ || !layout_.is_block_inserted(target) || target == entry_) return false;
         const auto params = dfg_.block_params(target);
         const uint32_t n = dest.num_args(pool);
         if (n != params.size()) return false;
@@ -820,7 +1154,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
             const uint32_t p = params[k].index();
             if (v >= nv || p >= nv) return false;
             const UseInfo& u = uses[v];
-            if (u.dt_pre > pre || post > u.dt_post) return false;
+            if (u.lo > pre || post > u.hi) return false;
             if (!u.type.is_valid() || u.type != dfg_.value_type(Value(p))) return false;
         }
     }
@@ -839,7 +1173,6 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     }
     // Results: verify_results' fast path.
     if (ctrl.code() >= kShapeTypeCodes) return false;
-    const auto results = dfg_.inst_results(inst);
     const unsigned nr = shape.fixed_results;
     if (results.size() != nr) return false;
     const Type* fixed = shape.result[ctrl.code()];
@@ -897,9 +1230,8 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     case QuickTyping::Slow: return false;
     }
     for (unsigned i = 0; i < nr; ++i) {
-        UseInfo& u = uses[results[i].index()];
-        u.dt_pre = pre;
-        u.dt_post = post;
+        const uint32_t v = results[i].index();
+        uses[v] = UseInfo{dfg_.value_type(Value(v)), pre, post};
     }
     return true;
 }
