@@ -11,9 +11,13 @@
 
 #include "codegen/ir/cursor.h"
 #include "codegen/ir/function.h"
+#include "codegen/ir/parser.h"
 #include "codegen/verifier/verifier.h"
 
 namespace heron {
+namespace detail {
+void set_verifier_quick_paths(bool on);  // codegen/verifier/verifier.cpp, for tests
+}  // namespace detail
 namespace {
 
 using types::F32;
@@ -1015,6 +1019,251 @@ TEST_F(VerifierTest, UnreachableDefinitionsServeOnlyUnreachableUses) {
     ASSERT_EQ(errs.size(), 1u) << format_verifier_errors(errs);
     EXPECT_EQ(errs[0].message, "v1 used in block3 is not dominated by its definition in block1");
     EXPECT_EQ(errs[0].inst, inst_of(z));
+}
+
+// ---------------------------------------------------------------------------------
+// The quick paths (common instructions, returns, block parameters, the entry
+// block and signatures in one test each; dominance from the verifier's own
+// tree; marks and definitions kept between calls) against the full checks
+// (detail::set_verifier_quick_paths(false): every check in full, dominance
+// from the analyses' ControlFlowGraph and DominatorTree).
+
+// Valid functions with the common instructions, a loop, a br_table, a call,
+// an irreducible cycle (block2 and block3 enter each other) and an
+// unreachable block.
+constexpr const char* kQuickPathFunctions = R"(
+function %loop(i64, i64, f64) -> i64 {
+    ss0 = explicit_slot 16
+    fn0 = %callee(i64) -> i64
+block0(v0: i64, v1: i64, v2: f64):
+    v3 = stack_addr.i64 ss0
+    v4 = iconst.i64 0
+    jump block1(v4, v0)
+block1(v5: i64, v6: i64):
+    v7 = iconst.i64 3
+    v8 = ishl v6, v7
+    v9 = iadd v8, v5
+    v10 = band v9, v1
+    store v10, v3+8
+    v11 = load.i64 v3+8
+    v12 = fadd v2, v2
+    v13 = icmp ult v11, v1
+    v14 = call fn0(v11)
+    brif v13, block1(v14, v11), block2(v9)
+block2(v15: i64):
+    v16 = ireduce.i32 v15
+    br_table v16, block3(v15), [block4(v15), block3(v1)]
+block3(v17: i64):
+    v18 = imul v17, v17
+    return v18
+block4(v19: i64):
+    v20 = isub v19, v0
+    return v20
+block5:
+    v21 = iconst.i64 7
+    v22 = iadd v21, v21
+    return v22
+}
+
+function %irreducible(i32, i64) -> i64 {
+block0(v0: i32, v1: i64):
+    brif v0, block1(v1), block2(v1)
+block1(v2: i64):
+    v3 = iadd v2, v1
+    jump block2(v3)
+block2(v4: i64):
+    v5 = isub v4, v1
+    brif v0, block1(v5), block3
+block3:
+    v6 = iconst.i32 7
+    v7 = uextend.i64 v6
+    v8 = iadd v5, v7
+    return v8
+}
+
+function %trivial(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+}
+)";
+
+/// Both verdicts on `g`, compared error by error (text, place, instruction,
+/// block). Returns whether it was rejected.
+bool same_as_full_checks(const Function& g, VerifierContext& quick, VerifierContext& full, const std::string& what) {
+    VerifierErrors q, a;
+    const bool ok_q = verify_function(g, q, quick);
+    detail::set_verifier_quick_paths(false);
+    const bool ok_a = verify_function(g, a, full);
+    detail::set_verifier_quick_paths(true);
+    EXPECT_EQ(ok_q, ok_a) << what;
+    EXPECT_EQ(format_verifier_errors(q), format_verifier_errors(a)) << what;
+    EXPECT_EQ(q.size(), a.size()) << what;
+    for (size_t i = 0; i < std::min(q.size(), a.size()); ++i) {
+        EXPECT_EQ(q[i].inst, a[i].inst) << what;
+        EXPECT_EQ(q[i].block, a[i].block) << what;
+    }
+    return !ok_a;
+}
+
+// Every one-field change of the functions above (each operand, branch
+// argument, return value and branch target replaced by every value or
+// block, each `.T`, opcode, value type, condition code and immediate, each
+// result list dropped or lengthened, each signature item retyped or
+// extended): the quick paths must give exactly the full checks' errors. A
+// quick path that accepted a fault would make the lists differ.
+TEST(VerifierQuickPaths, AgreeWithTheFullChecksOnEveryOneFieldChange) {
+    Diagnostics diags;
+    auto funcs = parse_functions(kQuickPathFunctions, diags);
+    ASSERT_TRUE(diags.empty());
+    ASSERT_EQ(funcs.size(), 3u);
+    VerifierContext quick, full;
+    size_t changes = 0, rejected = 0;
+    auto check = [&](const Function& g, const std::string& what) {
+        ++changes;
+        rejected += same_as_full_checks(g, quick, full, what);
+    };
+    for (const auto& fp : funcs) {
+        const Function& f = *fp;
+        VerifierErrors none;
+        ASSERT_TRUE(verify_function(f, none, quick)) << format_verifier_errors(none);
+        const uint32_t nv = f.dfg.num_values(), ni = f.dfg.num_insts(), nb = f.dfg.num_blocks();
+        const ValueListPool& pool = f.dfg.value_lists;
+        std::vector<Value> values;
+        for (uint32_t v = 0; v < nv + 2; ++v) values.push_back(Value(v));
+        values.push_back(Value());
+        for (uint32_t i = 0; i < ni; ++i) {
+            const Inst inst(i);
+            const InstructionData& d = f.dfg[inst];
+            const std::string at = f.name.to_string() + " inst" + std::to_string(i);
+            for (unsigned k = 0; k < 3; ++k) {
+                for (Value v : values) {
+                    Function g = f;
+                    g.dfg[inst].args[k] = v;
+                    check(g, at + " arg" + std::to_string(k) + " = " + v.to_string());
+                }
+            }
+            for (uint32_t k = 0; k < d.vargs.size(pool); ++k) {
+                for (Value v : values) {
+                    Function g = f;
+                    g.dfg[inst].vargs.set(k, v, g.dfg.value_lists);
+                    check(g, at + " varg" + std::to_string(k) + " = " + v.to_string());
+                }
+            }
+            for (unsigned j = 0; j < 2; ++j) {
+                if (!d.dests[j].is_valid()) continue;
+                for (uint32_t k = 0; k < d.dests[j].num_args(pool); ++k) {
+                    for (Value v : values) {
+                        Function g = f;
+                        g.dfg[inst].dests[j].set_arg(k, v, g.dfg.value_lists);
+                        check(g, at + " dest" + std::to_string(j) + " arg" + std::to_string(k));
+                    }
+                }
+                for (uint32_t b = 0; b < nb + 1; ++b) {
+                    Function g = f;
+                    g.dfg[inst].dests[j].set_block(Block(b), g.dfg.value_lists);
+                    check(g, at + " dest" + std::to_string(j) + " -> block" + std::to_string(b));
+                }
+            }
+            for (unsigned t = 0; t < 8; ++t) {
+                Function g = f;
+                g.dfg[inst].type = Type(static_cast<Type::Code>(t));
+                check(g, at + " type " + std::to_string(t));
+            }
+            for (unsigned op = 0; op < kNumOpcodes; ++op) {
+                Function g = f;
+                g.dfg[inst].opcode = static_cast<Opcode>(op);
+                check(g, at + " opcode " + std::to_string(op));
+            }
+            for (unsigned code : {0u, 1u, 9u, 10u, 13u, 14u, 255u}) {
+                Function g = f;
+                g.dfg[inst].code = static_cast<uint8_t>(code);
+                check(g, at + " code " + std::to_string(code));
+            }
+            for (uint64_t imm : {uint64_t{0x100}, uint64_t{1} << 40, ~uint64_t{0}}) {
+                Function g = f;
+                g.dfg[inst].imm = imm;
+                check(g, at + " imm");
+            }
+            {
+                Function g = f;
+                g.dfg.clear_results(inst);
+                check(g, at + " results cleared");
+            }
+            {
+                Function g = f;
+                g.dfg.append_result(inst, types::I64);
+                check(g, at + " a result more");
+            }
+        }
+        for (uint32_t v = 0; v < nv; ++v) {
+            for (unsigned t = 0; t < 8; ++t) {
+                Function g = f;
+                g.dfg.set_value_type(Value(v), Type(static_cast<Type::Code>(t)));
+                check(g, f.name.to_string() + " v" + std::to_string(v) + " type " + std::to_string(t));
+            }
+        }
+        for (int which = 0; which < 2; ++which) {
+            const size_t n = which ? f.signature.returns.size() : f.signature.params.size();
+            for (size_t k = 0; k < n; ++k) {
+                for (unsigned t = 0; t < 8; ++t) {
+                    Function g = f;
+                    (which ? g.signature.returns : g.signature.params)[k].type = Type(static_cast<Type::Code>(t));
+                    check(g, f.name.to_string() + " signature item retyped");
+                }
+                for (ArgExt ext : {ArgExt::Uext, ArgExt::Sext}) {
+                    Function g = f;
+                    (which ? g.signature.returns : g.signature.params)[k].ext = ext;
+                    check(g, f.name.to_string() + " signature item extended");
+                }
+            }
+        }
+    }
+    // The changes reach both answers.
+    RecordProperty("changes", static_cast<int>(changes));
+    RecordProperty("rejected", static_cast<int>(rejected));
+    EXPECT_GT(changes, 5000u);
+    EXPECT_GT(rejected, changes / 2);
+    EXPECT_LT(rejected, changes);
+}
+
+// Definitions entered in one call must not serve the next function: the
+// context keeps its use table between calls and tells this call's entries
+// by their numbers. Here a function that defines v0..v12 is verified
+// before each of two that use some of those numbers before (or without) a
+// definition.
+TEST(VerifierQuickPaths, KeptContextForgetsEarlierFunctions) {
+    Diagnostics diags;
+    auto funcs = parse_functions(kQuickPathFunctions, diags);
+    ASSERT_TRUE(diags.empty());
+    const Function& big = *funcs[0];
+    Function g;
+    {
+        FuncCursor c(g);
+        g.signature.params = {types::I64};
+        g.signature.returns = {types::I64};
+        Block b0 = c.insert_block();
+        Value p = g.dfg.append_block_param(b0, types::I64);
+        c.at_bottom(b0);
+        Value x = c.ins().iadd(p, p);       // v1
+        Value y = c.ins().imul(x, x);       // v2
+        c.ins().return_({y});
+        // v2 used before its definition: swap the two instructions.
+        g.layout.remove_inst(g.dfg.value_def(x).inst());
+        g.layout.insert_inst(g.dfg.value_def(x).inst(), *g.layout.last_inst(b0));
+    }
+    VerifierErrors fresh;
+    ASSERT_FALSE(verify_function(g, fresh));
+    VerifierContext kept;
+    for (int round = 0; round < 3; ++round) {
+        VerifierErrors errs;
+        ASSERT_TRUE(verify_function(big, errs, kept)) << format_verifier_errors(errs);
+        errs.clear();
+        EXPECT_FALSE(verify_function(g, errs, kept));
+        EXPECT_EQ(format_verifier_errors(errs), format_verifier_errors(fresh));
+    }
+    EXPECT_NE(format_verifier_errors(fresh).find("v1 used in block0 is not dominated"), std::string::npos)
+        << format_verifier_errors(fresh);
 }
 
 TEST_F(VerifierTest, ErrorsAreAppended) {
