@@ -27,7 +27,7 @@ unsigned store_bytes(Opcode op, Type t) {
 }
 
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
-                     ra::Function& r, std::vector<uint32_t>& block_ir, std::vector<uint32_t>& scratch) {
+                     ra::Function& r, std::vector<uint32_t>& block_ir) {
     const DataFlowGraph& dfg = f.dfg;
     auto vreg_of = [&](Value v) {
         if (dfg.value_is_alias(v)) [[unlikely]] v = dfg.resolve_aliases(v);
@@ -80,7 +80,9 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
         r.loop_depth[vb] = depth;
         block_ir[vb] = ir;
     }
-    // Predecessors, in CSR form by counting (each list in increasing order).
+    // Predecessors, in CSR form by counting (each list in increasing order):
+    // the counts become row starts, each start moves up as its row fills
+    // (ending at the next row's start), and one shift puts them back.
     r.preds_begin.assign(nb + 1, 0);
     uint32_t* preds_begin = r.preds_begin.data();
     const uint32_t* succs = r.succs.data();
@@ -88,11 +90,11 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
     for (uint32_t b = 0; b < nb; ++b) preds_begin[b + 1] += preds_begin[b];
     r.preds.resize(ne);
     uint32_t* preds = r.preds.data();
-    std::vector<uint32_t>& fill = scratch;
-    fill.assign(r.preds_begin.begin(), r.preds_begin.end() - 1);
     for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t e = succs_begin[b]; e < succs_begin[b + 1]; ++e) preds[fill[succs[e]]++] = b;
+        for (uint32_t e = succs_begin[b]; e < succs_begin[b + 1]; ++e) preds[preds_begin[succs[e]]++] = b;
     }
+    for (uint32_t b = nb; b > 0; --b) preds_begin[b] = preds_begin[b - 1];
+    preds_begin[0] = 0;
 }
 
 }  // namespace heron

@@ -8,9 +8,12 @@
 // backwards within each block, so every use of a value is seen before its
 // definition: a pure instruction whose results no emitted instruction reads
 // (each user folded it — an iconst into an immediate, an icmp into a
-// branch) is not emitted at all. The machine instructions of one IR
-// instruction are pushed in program order and reversed as a group when it
-// is done; `finish_insts` reverses the whole arrays once at the end.
+// branch) is not emitted at all. The instruction, operand-count and
+// operand buffers grow downward (from their end towards their start): the
+// machine instructions of one IR instruction are pushed in program order
+// and reversed as a group when it is done, after which everything lowered
+// so far sits in program order at the buffers' ends, and `finish_insts`
+// copies it out in one piece.
 #pragma once
 
 #include <algorithm>
@@ -55,6 +58,24 @@ struct VCodeBase {
         incoming_args_popped = 0;
     }
     uint32_t num_blocks() const { return ra.num_blocks(); }
+
+    /// clear() before lowering into this VCode again: the allocator's
+    /// block and instruction arrays, which lowering resizes and then writes
+    /// in full (build_ra_blocks, LowerBase::finish_insts), and block_ir keep
+    /// their elements, so that resizing them to the next function's sizes
+    /// fills nothing when a size repeats (a clear() makes every resize fill
+    /// the whole array, a library call each). A lowering that fails calls
+    /// clear(), so no stale array outlives it.
+    void clear_for_lowering() {
+        ra.num_vregs = 0;
+        ra.clobbers.clear();
+        insts.clear();
+        layout.clear();
+        jump_tables.clear();
+        symbols.clear();
+        outgoing_args_size = 0;
+        incoming_args_popped = 0;
+    }
 };
 
 inline ra::RegClass reg_class_of(Type t) { return t.is_float() ? ra::RegClass::Float : ra::RegClass::Int; }
@@ -96,23 +117,25 @@ inline bool is_pure_for_lowering(const InstructionData& d) {
 /// `block_sizes`, successors, branch arguments, block parameters,
 /// predecessors, loop depths) and `block_ir`, from `order`. Loop depths
 /// weight spill costs (0 throughout an irreducible function).
-/// `scratch` is working memory (kept by the caller for the next function).
+/// Each array is resized and then written in full (see
+/// VCodeBase::clear_for_lowering).
 void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vector<uint32_t>& block_sizes,
-                     ra::Function& r, std::vector<uint32_t>& block_ir, std::vector<uint32_t>& scratch);
+                     ra::Function& r, std::vector<uint32_t>& block_ir);
 
 /// Storage of trivial elements whose growth does not initialize them (a
 /// vector's resize zero-fills the new part, which a first compile of a
 /// large function would pay for nothing: every element is written before
-/// it is read).
+/// it is read). LowerBase fills it from the end.
 template <class T>
 struct RawBuffer {
     static_assert(std::is_trivial_v<T>);
     std::unique_ptr<T[]> data;
     size_t size = 0;
-    /// Makes room for `n` elements (n > size), keeping the first `keep`.
-    void grow(size_t n, size_t keep) {
+    /// Makes room for `n` elements (n > size), keeping the last `keep`
+    /// at the end.
+    void grow_keeping_tail(size_t n, size_t keep) {
         std::unique_ptr<T[]> d(new T[n]);
-        if (keep) std::memcpy(d.get(), data.get(), keep * sizeof(T));
+        if (keep) std::memcpy(d.get() + (n - keep), data.get() + (size - keep), keep * sizeof(T));
         data = std::move(d);
         size = n;
     }
@@ -127,18 +150,17 @@ struct LowerContext {
     /// The current loops of the function being lowered when its caller has
     /// them (TargetIsa::compile's KnownAnalyses), for the block order.
     const LoopAnalysis* known_loops = nullptr;
-    /// Operands as lowering writes them (back to front, see LowerBase::push):
-    /// raw storage whose size only grows; finish_insts copies the used part
-    /// into ra::Function::operands in program order.
+    /// Operands as lowering writes them (filled from the end, see
+    /// LowerBase::push): storage whose size only grows; finish_insts copies
+    /// the used part (in program order) into ra::Function::operands.
     std::vector<ra::Operand> ops;
-    /// Machine instructions as lowering writes them (back to front, as the
+    /// Machine instructions as lowering writes them (from the end, as the
     /// operands): raw storage for the ISA's MInst (LowerBase; trivially
     /// copyable, 8-byte aligned) whose size only grows; finish_insts copies
-    /// the used part into VCode::insts in program order.
+    /// the used part into VCode::insts.
     RawBuffer<uint64_t> inst_words;
     RawBuffer<uint32_t> op_counts;  // operands per instruction, parallel to inst_words
     std::vector<uint32_t> block_sizes;  // instructions per VCode block
-    std::vector<uint32_t> scratch;
     std::vector<ra::Operand> operand_list;  // LowerBase::operand_list()
     /// A byte flag of its own type: stores through it cannot alias the
     /// IR and output arrays (a uint8_t store may alias anything, which makes
@@ -218,9 +240,11 @@ protected:
     }
 
     // --- emission -------------------------------------------------------------
-    // Machine instructions and their operands go straight into the VCode's
-    // arrays, built back to front (see the top of this file). Each operand
-    // is written once and then only moved in place.
+    // Machine instructions and their operands go into the context's buffers
+    // from their ends downward (see the top of this file). An
+    // instruction's operands are written in reverse order, so that
+    // reversing a group's whole operand range puts every instruction's
+    // operands in order. Each operand is written once, then only moved.
     [[gnu::always_inline]] MInstT& emit(OpT op, std::initializer_list<ra::Operand> ops) {
         return push(op, ops.begin(), static_cast<uint32_t>(ops.size()));
     }
@@ -228,18 +252,18 @@ protected:
         return push(op, ops.data(), static_cast<uint32_t>(ops.size()));
     }
     [[gnu::always_inline]] MInstT& push(OpT op, const ra::Operand* first, uint32_t n) {
-        if (static_cast<size_t>(ops_end_ - ops_cur_) < n) [[unlikely]] grow_ops(n);
-        if (insts_cur_ == insts_end_) [[unlikely]] grow_insts();
-        for (uint32_t k = 0; k < n; ++k) ops_cur_[k] = first[k];
-        ops_cur_ += n;
-        *counts_cur_++ = n;
-        MInstT* m = ::new (static_cast<void*>(insts_cur_++)) MInstT();
+        if (static_cast<size_t>(ops_cur_ - ops_begin_) < n) [[unlikely]] grow_ops(n);
+        if (insts_cur_ == insts_begin_) [[unlikely]] grow_insts();
+        ops_cur_ -= n;
+        for (uint32_t k = 0; k < n; ++k) ops_cur_[n - 1 - k] = first[k];
+        *--counts_cur_ = n;
+        MInstT* m = ::new (static_cast<void*>(--insts_cur_)) MInstT();
         m->op = op;
         m->ir_inst = cur_inst_;
         return *m;
     }
     /// Machine instructions pushed so far in this function.
-    size_t num_insts() const { return static_cast<size_t>(insts_cur_ - insts_base()); }
+    size_t num_insts() const { return static_cast<size_t>(insts_end_ - insts_cur_); }
     struct GroupMark {
         size_t insts, ops;
     };
@@ -250,26 +274,27 @@ protected:
         ctx_.operand_list.clear();
         return ctx_.operand_list;
     }
-    /// Where the next instruction and operand go.
-    GroupMark mark() const { return {num_insts(), static_cast<size_t>(ops_cur_ - ops_base())}; }
+    /// Where the next instruction and operand go: counts of what was pushed
+    /// before (the buffers' ends move when they grow).
+    GroupMark mark() const { return {num_insts(), static_cast<size_t>(ops_end_ - ops_cur_)}; }
     GroupMark begin_group(uint32_t ir_inst) {
         cur_inst_ = ir_inst;
         return mark();
     }
     void end_group(GroupMark g) {
         if (num_insts() - g.insts > 1) {
-            std::reverse(insts_base() + g.insts, insts_cur_);
-            std::reverse(counts_base() + g.insts, counts_cur_);
+            std::reverse(insts_cur_, insts_end_ - g.insts);
+            std::reverse(counts_cur_, counts_end() - g.insts);
         }
-        std::reverse(ops_base() + g.ops, ops_cur_);
+        std::reverse(ops_cur_, ops_end_ - g.ops);
     }
     /// Moves the instruction pushed last (and its operands) to position `at`
     /// of the current group, before the instructions pushed since.
     void move_last_to(GroupMark at) {
-        const uint32_t nops = counts_cur_[-1];
-        std::rotate(insts_base() + at.insts, insts_cur_ - 1, insts_cur_);
-        std::rotate(counts_base() + at.insts, counts_cur_ - 1, counts_cur_);
-        std::rotate(ops_base() + at.ops, ops_cur_ - nops, ops_cur_);
+        const uint32_t nops = counts_cur_[0];
+        std::rotate(insts_cur_, insts_cur_ + 1, insts_end_ - at.insts);
+        std::rotate(counts_cur_, counts_cur_ + 1, counts_end() - at.insts);
+        std::rotate(ops_cur_, ops_cur_ + nops, ops_end_ - at.ops);
     }
 
     /// A load instruction `d` (load, uload8, ...) as an ISA `op` reading
@@ -306,10 +331,11 @@ protected:
     }
 
     // --- the driver -----------------------------------------------------------
-    /// Clears the output, computes the block order and sizes the per-value
-    /// tables and the output arrays. Call first.
+    /// Clears the output (VCodeBase::clear_for_lowering: on an error after
+    /// this, the ISA calls out_.clear()), computes the block order and
+    /// sizes the per-value tables and the output arrays. Call first.
     void begin_function() {
-        out_.clear();
+        out_.clear_for_lowering();
         order_.compute(f_, ctx_.known_loops);
         block_sizes_.clear();
         next_vreg_ = dfg_.num_values();
@@ -320,24 +346,24 @@ protected:
         const size_t est = size_t{dfg_.num_insts()} + 2 * size_t{order_.num_vblocks()} + 8;
         block_sizes_.reserve(order_.num_vblocks());
         if (ctx_.ops.size() < 3 * est) ctx_.ops.resize(3 * est);
-        ops_begin_ = ops_cur_ = ctx_.ops.data();
-        ops_end_ = ops_cur_ + ctx_.ops.size();
+        ops_begin_ = ctx_.ops.data();
+        ops_end_ = ops_cur_ = ops_begin_ + ctx_.ops.size();
         if (ctx_.op_counts.size < est) {
-            ctx_.op_counts.grow(est, 0);
-            ctx_.inst_words.grow(est * kInstWords, 0);
+            ctx_.op_counts.grow_keeping_tail(est, 0);
+            ctx_.inst_words.grow_keeping_tail(est * kInstWords, 0);
         }
-        insts_begin_ = insts_cur_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data.get());
-        insts_end_ = insts_cur_ + ctx_.op_counts.size;
-        counts_cur_ = counts_base();
+        insts_begin_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data.get());
+        insts_end_ = insts_cur_ = insts_begin_ + ctx_.op_counts.size;
+        counts_cur_ = counts_end();
     }
 
     /// Lowers every block in reverse emission order, each backwards:
     /// `lower_inst(Inst)` for each instruction that is not skipped (a pure
     /// one with no needed result, or one `skip(Inst)` says), `lower_args()`
     /// at the top of the entry block, and an edge block's jump as `jmp`
-    /// with aux = the target. The first error either returns stops it:
-    /// `lower_inst` returns the message, or false with the message in
-    /// `error_` (no string to make and test per instruction).
+    /// with aux = the target. `lower_inst` returns false on failure with
+    /// the message in `error_` (no string to make and test per
+    /// instruction), `lower_args` the message; the first error stops it.
     template <class LowerInst, class LowerArgs, class Skip>
     std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
         const Block entry = *f_.layout.entry_block();
@@ -354,18 +380,13 @@ protected:
                 for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
                     if (skip(*i) || unused(*i)) continue;
                     GroupMark g = begin_group(i->index());
-                    if constexpr (std::is_same_v<decltype(lower_inst(*i)), bool>) {
-                        if (!lower_inst(*i)) [[unlikely]] return std::move(error_);
-                    } else {
-                        std::string err = lower_inst(*i);
-                        if (!err.empty()) [[unlikely]] return err;
-                    }
+                    if (!lower_inst(*i)) [[unlikely]] return failed(std::move(error_));
                     end_group(g);
                 }
                 if (b == entry) {
                     GroupMark g = begin_group(kNone);
                     std::string err = lower_args();
-                    if (!err.empty()) return err;
+                    if (!err.empty()) return failed(std::move(err));
                     end_group(g);
                 }
             }
@@ -381,21 +402,20 @@ protected:
     template <class Classify, class IsCall>
     void finish_insts(Classify&& classify, IsCall&& is_call, const ra::PRegSet& clobbers) {
         ra::Function& r = out_.ra;
-        // The instructions were written back to front too.
-        out_.insts.assign(std::make_reverse_iterator(insts_cur_), std::make_reverse_iterator(insts_base()));
+        // Everything lowered is in program order at the buffers' ends.
+        out_.insts.assign(insts_cur_, insts_end_);
         std::reverse(block_sizes_.begin(), block_sizes_.end());
-        // The operands were written back to front: read them backwards.
-        r.operands.assign(std::make_reverse_iterator(ops_cur_), std::make_reverse_iterator(ops_base()));
+        r.operands.assign(ops_cur_, ops_end_);
         const uint32_t n = static_cast<uint32_t>(out_.insts.size());
         r.operands_begin.resize(n + 1);
         r.flags.resize(n);
         uint32_t* begin = r.operands_begin.data();
         uint8_t* flags = r.flags.data();
-        const uint32_t* count = counts_base() + n;  // in build order: instruction i is n - 1 - i
+        const uint32_t* count = counts_cur_;
         const MInstT* insts = out_.insts.data();
         begin[0] = 0;
         for (uint32_t i = 0; i < n; ++i) {
-            begin[i + 1] = begin[i] + *--count;
+            begin[i + 1] = begin[i] + count[i];
             flags[i] = classify(insts[i]);
             if (is_call(insts[i])) [[unlikely]] r.clobbers.push_back({i, clobbers});
         }
@@ -403,7 +423,7 @@ protected:
 
     /// The allocator's block arrays (see build_ra_blocks) and the vreg count.
     void finish_blocks() {
-        build_ra_blocks(f_, order_, block_sizes_, out_.ra, out_.block_ir, ctx_.scratch);
+        build_ra_blocks(f_, order_, block_sizes_, out_.ra, out_.block_ir);
         out_.layout = order_.layout();
         out_.ra.num_vregs = next_vreg_;
     }
@@ -422,27 +442,34 @@ protected:
     std::string error_;  // what a lower_inst that returned false could not do
 
 private:
-    // The buffers' starts are kept in members (set where the buffers are
+    // The buffers' bounds are kept in members (set where the buffers are
     // sized): read through ctx_, each would be a load of the vector first.
-    ra::Operand* ops_base() const { return ops_begin_; }
-    MInstT* insts_base() const { return insts_begin_; }
-    uint32_t* counts_base() const { return ctx_.op_counts.data.get(); }
+    uint32_t* counts_end() const { return ctx_.op_counts.data.get() + ctx_.op_counts.size; }
     [[gnu::noinline]] void grow_insts() {
         const size_t used = num_insts();
         const size_t cap = 2 * used + 64;
-        ctx_.op_counts.grow(cap, used);
-        ctx_.inst_words.grow(cap * kInstWords, used * kInstWords);
+        ctx_.op_counts.grow_keeping_tail(cap, used);
+        ctx_.inst_words.grow_keeping_tail(cap * kInstWords, used * kInstWords);
         insts_begin_ = reinterpret_cast<MInstT*>(ctx_.inst_words.data.get());
-        insts_cur_ = insts_begin_ + used;
         insts_end_ = insts_begin_ + cap;
-        counts_cur_ = counts_base() + used;
+        insts_cur_ = insts_end_ - used;
+        counts_cur_ = counts_end() - used;
     }
     [[gnu::noinline]] void grow_ops(uint32_t n) {
-        const size_t used = static_cast<size_t>(ops_cur_ - ops_base());
-        ctx_.ops.resize(std::max(2 * ctx_.ops.size(), used + n + 64));
+        const size_t used = static_cast<size_t>(ops_end_ - ops_cur_);
+        const size_t cap = std::max(2 * ctx_.ops.size(), used + n + 64);
+        std::vector<ra::Operand> bigger(cap);
+        std::copy(ops_cur_, ops_end_, bigger.end() - static_cast<ptrdiff_t>(used));
+        ctx_.ops.swap(bigger);
         ops_begin_ = ctx_.ops.data();
-        ops_cur_ = ops_begin_ + used;
-        ops_end_ = ops_begin_ + ctx_.ops.size();
+        ops_end_ = ops_begin_ + cap;
+        ops_cur_ = ops_end_ - used;
+    }
+    /// Clears the output (see VCodeBase::clear_for_lowering) and returns
+    /// `err`: out of the block loop, which it would crowd.
+    [[gnu::noinline, gnu::cold]] std::string failed(std::string err) {
+        out_.clear();
+        return err;
     }
     bool unused(Inst i) const {
         if (!is_pure_for_lowering(dfg_[i])) return false;
@@ -453,10 +480,10 @@ private:
     }
 
     ra::Operand* ops_begin_ = nullptr;  // ctx_.ops.data()
-    ra::Operand* ops_cur_ = nullptr;  // next operand in ctx_.ops
+    ra::Operand* ops_cur_ = nullptr;  // the operand pushed last in ctx_.ops (the next goes below)
     ra::Operand* ops_end_ = nullptr;
     MInstT* insts_begin_ = nullptr;  // ctx_.inst_words as instructions
-    MInstT* insts_cur_ = nullptr;  // next instruction in ctx_.inst_words (its count: ctx_.op_counts)
+    MInstT* insts_cur_ = nullptr;  // the instruction pushed last in ctx_.inst_words (its count: ctx_.op_counts)
     MInstT* insts_end_ = nullptr;
     uint32_t* counts_cur_ = nullptr;  // its operand count in ctx_.op_counts
 };

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -868,6 +869,168 @@ block2(v4: i64):
     EXPECT_LT(at("    ; v3 = imul v0, v0\n"), at("    ; jump block2(v3)\n"));
     EXPECT_LT(at("    ; jump block2(v3)\n"), at("block2:\n"));
     EXPECT_LT(at("block2:\n"), at("    ; return v4\n"));
+}
+
+TEST(X64LoweringTest, OneContextAcrossShapesGivesTheVCodeOfFreshOnes) {
+    // The lowering buffers fill from their ends and are kept between
+    // functions: a context that lowered larger or differently shaped
+    // functions before (and grew in the middle of a group, a call's
+    // operands) must give exactly what a fresh context gives.
+    std::string big = "function %big(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 {\n"
+                      "    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64\n"
+                      "block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64):\n";
+    std::string last = "v8";
+    for (int k = 0; k < 60; ++k) {
+        std::string r = "v" + std::to_string(20 + k);
+        big += "    " + r + " = bitselect v0, v7, " + last + "\n";
+        last = r;
+    }
+    big += "    v100 = call fn0(" + last + ", v1, v2, v3, v4, v5, v6, v7, v8, v0, v1, v2)\n";
+    big += "    brif v100, block1(v100), block2(" + last + ", v100)\nblock1(v101: i64):\n"
+           "    v102 = iconst.i64 1000\n    v103 = iadd v101, v102\n    return v103\n"
+           "block2(v104: i64, v105: i64):\n    v106 = isub v104, v105\n    return v106\n}\n";
+    const std::string trivial = "function %t(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n"
+                                "    v2 = iadd v0, v1\n    v3 = imul v0, v1\n    return v2\n}\n";
+    const std::string floats = R"(
+function %fl(f64, f64, i64) -> f64, i64, i64, f64 {
+block0(v0: f64, v1: f64, v2: i64):
+    v3 = fmul v0, v1
+    v4 = fadd v3, v0
+    v5 = load.i64 v2+8
+    v6 = iadd v5, v2
+    brif v6, block1(v4), block1(v3)
+block1(v7: f64):
+    v8 = fsub v7, v1
+    return v8, v6, v5, v7
+})";
+    const std::string* order[] = {&big, &trivial, &floats, &big, &floats, &trivial, &trivial, &big};
+    // One context and one VCode for all (the VCode keeps the allocator's
+    // arrays between lowerings, see VCodeBase::clear_for_lowering).
+    LowerContext kept;
+    x64::VCode again;
+    for (const std::string* text : order) {
+        auto f = parse_one(*text);
+        x64::VCode fresh;
+        ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), again, kept), "");
+        ASSERT_EQ(x64::lower_function(*f, x64::Settings::host(), fresh), "");
+        const std::string name = f->name.to_string();
+        EXPECT_EQ(again.to_string(), fresh.to_string()) << name;
+        EXPECT_EQ(again.ra.operands_begin, fresh.ra.operands_begin) << name;
+        EXPECT_EQ(again.ra.flags, fresh.ra.flags) << name;
+        EXPECT_EQ(again.ra.block_insts_begin, fresh.ra.block_insts_begin) << name;
+        EXPECT_EQ(again.ra.succs_begin, fresh.ra.succs_begin) << name;
+        EXPECT_EQ(again.ra.succs, fresh.ra.succs) << name;
+        EXPECT_EQ(again.ra.preds_begin, fresh.ra.preds_begin) << name;
+        EXPECT_EQ(again.ra.preds, fresh.ra.preds) << name;
+        EXPECT_EQ(again.ra.params_begin, fresh.ra.params_begin) << name;
+        EXPECT_EQ(again.ra.branch_args_begin, fresh.ra.branch_args_begin) << name;
+        EXPECT_EQ(again.ra.loop_depth, fresh.ra.loop_depth) << name;
+        EXPECT_EQ(again.block_ir, fresh.block_ir) << name;
+        EXPECT_EQ(again.ra.num_vregs, fresh.ra.num_vregs) << name;
+        EXPECT_EQ(again.ra.clobbers.size(), fresh.ra.clobbers.size()) << name;
+        auto bits = [](const std::vector<ra::VReg>& v) {
+            std::vector<uint32_t> b;
+            for (ra::VReg r : v) b.push_back(r.bits);
+            return b;
+        };
+        EXPECT_EQ(bits(again.ra.params), bits(fresh.ra.params)) << name;
+        EXPECT_EQ(bits(again.ra.branch_args), bits(fresh.ra.branch_args)) << name;
+        ASSERT_EQ(again.ra.operands.size(), fresh.ra.operands.size()) << name;
+        for (size_t k = 0; k < fresh.ra.operands.size(); ++k) {
+            const ra::Operand &a = again.ra.operands[k], &b = fresh.ra.operands[k];
+            EXPECT_TRUE(a.vreg == b.vreg && a.kind == b.kind && a.pos == b.pos && a.constraint == b.constraint &&
+                        a.aux == b.aux)
+                << name << " operand " << k;
+        }
+        ASSERT_EQ(again.insts.size(), fresh.insts.size()) << name;
+        for (size_t i = 0; i < fresh.insts.size(); ++i) {
+            EXPECT_EQ(std::memcmp(&again.insts[i], &fresh.insts[i], sizeof(x64::MInst)), 0) << name << " inst " << i;
+        }
+        ra::Output out;
+        ra::Context rctx;
+        ASSERT_EQ(ra::allocate(again.ra, x64::machine_env(), out, rctx), "") << name;
+        EXPECT_EQ(ra::check(again.ra, x64::machine_env(), out), "") << name;
+    }
+}
+
+TEST(X64EmitTest, OnlyIntegerCalleeSavedRegistersInUseArePushed) {
+    // The prologue pushes rbx/r12-r15 only when an allocation or an edit
+    // puts a value there. Floats in xmm3 or xmm12 (whose numbers match
+    // rbx and r12) must not count.
+    std::string fl = "function %fl(f64, f64, f64, f64, f64, f64, f64, f64) -> f64 {\n"
+                     "block0(v0: f64, v1: f64, v2: f64, v3: f64, v4: f64, v5: f64, v6: f64, v7: f64):\n";
+    for (int k = 0; k < 14; ++k) fl += "    v" + std::to_string(10 + k) + " = fmul v" + std::to_string(k % 8) + ", v" +
+                                      std::to_string((k + 3) % 8) + "\n";
+    std::string acc = "v10";
+    for (int k = 1; k < 14; ++k) {
+        fl += "    v" + std::to_string(30 + k) + " = fadd " + acc + ", v" + std::to_string(10 + k) + "\n";
+        acc = "v" + std::to_string(30 + k);
+    }
+    fl += "    return " + acc + "\n}\n";
+    std::string in = "function %in(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n";
+    for (int k = 0; k < 16; ++k) in += "    v" + std::to_string(10 + k) + " = imul v0, v" + std::to_string(k % 2) + "\n";
+    // Keep all 16 products live across the sums below.
+    acc = "v25";
+    for (int k = 14; k >= 0; --k) {
+        in += "    v" + std::to_string(30 + k) + " = iadd " + acc + ", v" + std::to_string(10 + k) + "\n";
+        acc = "v" + std::to_string(30 + k);
+    }
+    in += "    return " + acc + "\n}\n";
+    auto pushes_after_frame = [](const CompiledCode& c) {
+        // push rbp; mov rbp, rsp (55 48 89 e5), then the callee-saved pushes.
+        size_t k = 4, n = 0;
+        while (k < c.bytes.size()) {
+            if (c.bytes[k] == 0x53) k += 1;  // push rbx
+            else if (c.bytes[k] == 0x41 && k + 1 < c.bytes.size() && c.bytes[k + 1] >= 0x54 && c.bytes[k + 1] <= 0x57) k += 2;
+            else break;
+            ++n;
+        }
+        return n;
+    };
+    auto isa = isa_by_name("x86_64");
+    CompileOptions opts;
+    opts.check_regalloc = true;
+    for (int round = 0; round < 2; ++round) {
+        auto f = parse_one(fl);
+        CompiledCode code;
+        ASSERT_EQ(isa->compile(*f, opts, code), "");
+        ASSERT_GE(code.bytes.size(), 4u);
+        EXPECT_EQ(pushes_after_frame(code), 0u);
+        auto g = parse_one(in);
+        ASSERT_EQ(isa->compile(*g, opts, code), "");
+        EXPECT_GE(pushes_after_frame(code), 1u);
+    }
+    // And the integer one still computes the right value.
+    auto g = parse_one(in);
+    JITModule jit;
+    FuncId id = jit.declare_function("in", Linkage::Export, g->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *g).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fn = jit.get_function<int64_t(int64_t, int64_t)>(id);
+    const int64_t a = 7, b = -3;
+    int64_t want = 0;
+    for (int k = 0; k < 16; ++k) want += a * (k % 2 ? b : a);
+    EXPECT_EQ(fn(a, b), want);
+}
+
+TEST(X64EmitTest, EdgeBlocksWithMovesAreNotThreaded) {
+    // Both edges of the brif go to block1 with the arguments swapped: the
+    // edge blocks hold the allocator's moves and must keep their code.
+    auto f = parse_one(R"(
+function %swap(i64, i64, i64) -> i64 {
+block0(v0: i64, v1: i64, v2: i64):
+    brif v0, block1(v1, v2), block1(v2, v1)
+block1(v3: i64, v4: i64):
+    v5 = isub v3, v4
+    return v5
+})");
+    JITModule jit;
+    FuncId id = jit.declare_function("swap", Linkage::Export, f->signature).value();
+    ASSERT_FALSE(jit.define_function(id, *f).has_value());
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    auto* fn = jit.get_function<int64_t(int64_t, int64_t, int64_t)>(id);
+    EXPECT_EQ(fn(1, 10, 4), 6);
+    EXPECT_EQ(fn(0, 10, 4), -6);
 }
 
 }  // namespace

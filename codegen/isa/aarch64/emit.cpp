@@ -44,7 +44,7 @@ struct EmitContext::State {
     asmjit::CodeHolder code;
     a64::Assembler assembler;  // attached to `code` per function
     std::vector<uint32_t> forward, slot_offset, next, identity;
-    std::vector<uint8_t> has_edits, saved_gprs, saved_fprs;
+    std::vector<uint8_t> saved_gprs, saved_fprs;
     std::vector<SaveSlot> save_slots;
 };
 
@@ -935,7 +935,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
 
 void Emitter::find_forwarded_blocks() {
     compute_forwarding(
-        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.has_edits, st_.next, forward_);
+        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.next, forward_);
 }
 
 std::string Emitter::run() {

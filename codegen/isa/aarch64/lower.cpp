@@ -274,7 +274,9 @@ private:
     VReg fcmp_value(const InstructionData& d, VReg out);
 
     // --- per-family lowering --------------------------------------------------
-    std::string lower_inst(Inst inst);
+    /// Lowers `inst`; false (with error_ set to what is unsupported) when
+    /// this backend cannot.
+    bool lower_inst(Inst inst);
     void lower_int_binary(Inst inst, const InstructionData& d);
     void lower_div(Inst inst, const InstructionData& d);
     void lower_mulhi(Inst inst, const InstructionData& d);
@@ -455,8 +457,9 @@ std::string Lowerer::run() {
     std::string err = lower_blocks(
         Op::Jmp,
         [&](Inst i) {
-            std::string e = lower_inst(i);
-            return e.empty() ? e : unsupported(e, *f_.layout.inst_block(i));
+            if (lower_inst(i)) return true;
+            error_ = unsupported(error_, *f_.layout.inst_block(i));
+            return false;
         },
         [&] {
             std::string e = lower_args();
@@ -512,29 +515,29 @@ std::string Lowerer::lower_args() {
     return {};
 }
 
-std::string Lowerer::lower_inst(Inst inst) {
+bool Lowerer::lower_inst(Inst inst) {
     const InstructionData& d = dfg_[inst];
     switch (d.opcode) {
-    case Opcode::Nop: return {};
-    case Opcode::Iconst: mov_imm(sext(d.imm, d.type.bits()), result(inst)); return {};
-    case Opcode::F32const: fconst_bits(d.imm, 4, result(inst)); return {};
-    case Opcode::F64const: fconst_bits(d.imm, 8, result(inst)); return {};
+    case Opcode::Nop: return true;
+    case Opcode::Iconst: mov_imm(sext(d.imm, d.type.bits()), result(inst)); return true;
+    case Opcode::F32const: fconst_bits(d.imm, 4, result(inst)); return true;
+    case Opcode::F64const: fconst_bits(d.imm, 8, result(inst)); return true;
     case Opcode::Iadd: case Opcode::Isub: case Opcode::Imul:
     case Opcode::Band: case Opcode::Bor: case Opcode::Bxor:
         if (type_of(d.args[0]).is_float()) {
             lower_float_bitwise(inst, d);
-            return {};
+            return true;
         }
         lower_int_binary(inst, d);
-        return {};
-    case Opcode::Ineg: unary(UnaryOp::Neg, reg_size(type_of(d.args[0])), use(d.args[0]), result(inst)); return {};
+        return true;
+    case Opcode::Ineg: unary(UnaryOp::Neg, reg_size(type_of(d.args[0])), use(d.args[0]), result(inst)); return true;
     case Opcode::Bnot:
         if (type_of(d.args[0]).is_float()) {
             lower_float_bitwise(inst, d);
-            return {};
+            return true;
         }
         unary(UnaryOp::Mvn, reg_size(type_of(d.args[0])), use(d.args[0]), result(inst));
-        return {};
+        return true;
     case Opcode::Iabs: {
         unsigned size = reg_size(type_of(d.args[0]));
         VReg x = extended(d.args[0], true);
@@ -542,19 +545,19 @@ std::string Lowerer::lower_inst(Inst inst) {
         MInst& m = emit(Op::Cneg, {Operand::use(x), Operand::def(result(inst))});
         m.cc = Cond::LT;
         m.size = static_cast<uint8_t>(size);
-        return {};
+        return true;
     }
-    case Opcode::Umulhi: case Opcode::Smulhi: lower_mulhi(inst, d); return {};
-    case Opcode::Udiv: case Opcode::Sdiv: case Opcode::Urem: case Opcode::Srem: lower_div(inst, d); return {};
-    case Opcode::Smin: case Opcode::Smax: case Opcode::Umin: case Opcode::Umax: lower_minmax(inst, d); return {};
+    case Opcode::Umulhi: case Opcode::Smulhi: lower_mulhi(inst, d); return true;
+    case Opcode::Udiv: case Opcode::Sdiv: case Opcode::Urem: case Opcode::Srem: lower_div(inst, d); return true;
+    case Opcode::Smin: case Opcode::Smax: case Opcode::Umin: case Opcode::Umax: lower_minmax(inst, d); return true;
     case Opcode::UaddOverflow: case Opcode::SaddOverflow: case Opcode::UsubOverflow:
     case Opcode::SsubOverflow: case Opcode::UmulOverflow: case Opcode::SmulOverflow:
         lower_overflow(inst, d);
-        return {};
+        return true;
     case Opcode::UaddOverflowCin: case Opcode::SaddOverflowCin:
     case Opcode::UsubOverflowBin: case Opcode::SsubOverflowBin:
         lower_carry(inst, d);
-        return {};
+        return true;
     case Opcode::UaddOverflowTrap: {
         Type t = type_of(d.args[0]);
         VReg out = result(inst);
@@ -564,89 +567,89 @@ std::string Lowerer::lower_inst(Inst inst) {
             MInst& m = emit(Op::TrapIfHigh, {Operand::use(out)});
             m.imm = t.bits();
             m.trap = d.code;
-            return {};
+            return true;
         }
         alu(AluOp::Adds, t.bytes(), use(d.args[0]), use(d.args[1]), out);
         trap_if(Cond::HS, d.code);
-        return {};
+        return true;
     }
     case Opcode::Bitselect: {
         Type t = type_of(d.args[1]);
         if (t.is_float()) {
             lower_float_bitwise(inst, d);
-            return {};
+            return true;
         }
         VReg c = use(d.args[0]);
         VReg a = alu(AluOp::And, 8, use(d.args[1]), c);
         VReg b = alu(AluOp::Bic, 8, use(d.args[2]), c);
         alu(AluOp::Orr, 8, a, b, result(inst));
-        return {};
+        return true;
     }
     case Opcode::Ishl: case Opcode::Ushr: case Opcode::Sshr: case Opcode::Rotl: case Opcode::Rotr:
         lower_shift(inst, d);
-        return {};
+        return true;
     case Opcode::Clz: case Opcode::Cls: case Opcode::Ctz: case Opcode::Popcnt: case Opcode::Bitrev:
         lower_bitcount(inst, d);
-        return {};
+        return true;
     case Opcode::Bswap: {
         Type t = type_of(d.args[0]);
         UnaryOp op = t.bits() == 16 ? UnaryOp::Rev16 : UnaryOp::Rev;
         unary(op, reg_size(t), use(d.args[0]), result(inst));
-        return {};
+        return true;
     }
-    case Opcode::Icmp: cset(emit_icmp(d), result(inst)); return {};
-    case Opcode::Fcmp: fcmp_value(d, result(inst)); return {};
-    case Opcode::Select: case Opcode::SelectSpectreGuard: lower_select(inst, d); return {};
-    case Opcode::Bmask: test_nonzero(d.args[0]); cset(Cond::NE, result(inst), true); return {};
+    case Opcode::Icmp: cset(emit_icmp(d), result(inst)); return true;
+    case Opcode::Fcmp: fcmp_value(d, result(inst)); return true;
+    case Opcode::Select: case Opcode::SelectSpectreGuard: lower_select(inst, d); return true;
+    case Opcode::Bmask: test_nonzero(d.args[0]); cset(Cond::NE, result(inst), true); return true;
     case Opcode::Uextend: case Opcode::Sextend:
-        if (lower_bitfield_extend(inst, d)) return {};
+        if (lower_bitfield_extend(inst, d)) return true;
         ext(use(d.args[0]), type_of(d.args[0]).bytes(), d.opcode == Opcode::Sextend, result(inst));
-        return {};
-    case Opcode::Ireduce: mov(use(d.args[0]), result(inst)); return {};
+        return true;
+    case Opcode::Ireduce: mov(use(d.args[0]), result(inst)); return true;
     case Opcode::Bitcast: {
         Type in = type_of(d.args[0]), outt = d.type;
         VReg src = use(d.args[0]), out = result(inst);
         if (in.is_float() == outt.is_float()) {
             mov(src, out);
-            return {};
+            return true;
         }
         emit(in.is_float() ? Op::FprToGpr : Op::GprToFpr, {Operand::use(src), Operand::def(out)}).size =
             static_cast<uint8_t>(in.bytes());
-        return {};
+        return true;
     }
     case Opcode::Fpromote: case Opcode::Fdemote:
     case Opcode::Sqrt: case Opcode::Fneg: case Opcode::Fabs:
     case Opcode::Ceil: case Opcode::Floor: case Opcode::Trunc: case Opcode::Nearest:
         lower_float_unary(inst, d);
-        return {};
+        return true;
     case Opcode::Fadd: case Opcode::Fsub: case Opcode::Fmul: case Opcode::Fdiv:
     case Opcode::Fmin: case Opcode::Fmax: case Opcode::Fma:
         lower_float_binary(inst, d);
-        return {};
-    case Opcode::Fcopysign: lower_float_bitwise(inst, d); return {};
+        return true;
+    case Opcode::Fcopysign: lower_float_bitwise(inst, d); return true;
     case Opcode::FcvtToUint: case Opcode::FcvtToSint: case Opcode::FcvtToUintSat: case Opcode::FcvtToSintSat:
     case Opcode::FcvtFromUint: case Opcode::FcvtFromSint:
         lower_conversion(inst, d);
-        return {};
+        return true;
     case Opcode::Load: case Opcode::Uload8: case Opcode::Sload8: case Opcode::Uload16:
     case Opcode::Sload16: case Opcode::Uload32: case Opcode::Sload32:
         lower_load(inst, d);
-        return {};
+        return true;
     case Opcode::Store: case Opcode::Istore8: case Opcode::Istore16: case Opcode::Istore32:
         lower_store(inst, d);
-        return {};
+        return true;
     case Opcode::StackAddr: {
         MInst& m = emit(Op::StackAddr, {Operand::def(result(inst))});
         m.aux = d.entity;
         m.imm = d.offset;
-        return {};
+        return true;
     }
     case Opcode::FuncAddr:
         emit(Op::FuncAddr, {Operand::def(result(inst))}).aux = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
-        return {};
-    case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable: lower_branch(inst, d); return {};
-    case Opcode::Return: lower_return(inst); return {};
-    case Opcode::Trap: emit(Op::Trap, {}).trap = d.code; return {};
+        return true;
+    case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable: lower_branch(inst, d); return true;
+    case Opcode::Return: lower_return(inst); return true;
+    case Opcode::Trap: emit(Op::Trap, {}).trap = d.code; return true;
     case Opcode::Trapz: case Opcode::Trapnz: {
         Value c = d.args[0];
         bool folds = def_with(c, Opcode::Icmp) || def_with(c, Opcode::Fcmp);
@@ -655,17 +658,19 @@ std::string Lowerer::lower_inst(Inst inst) {
             m.size = static_cast<uint8_t>(type_of(c).bytes());
             m.imm = d.opcode == Opcode::Trapnz;
             m.trap = d.code;
-            return {};
+            return true;
         }
         Cond cc = lower_condition(c);
         trap_if(d.opcode == Opcode::Trapz ? invert(cc) : cc, d.code);
-        return {};
+        return true;
     }
     case Opcode::Call: case Opcode::CallIndirect:
     case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
-        return lower_call(inst, d);
+        error_ = lower_call(inst, d);
+        return error_.empty();
     }
-    return std::string(opcode_name(d.opcode));
+    error_ = std::string(opcode_name(d.opcode));
+    return false;
 }
 
 void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {

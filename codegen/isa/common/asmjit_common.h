@@ -9,6 +9,7 @@
 #include <asmjit/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -84,7 +85,12 @@ protected:
     void emit_block(const VCode& vc, const ra::Output& al, uint32_t b, size_t& edit, EmitInst&& emit_inst,
                     EmitEdit&& emit_edit) {
         const ra::Function& rf = vc.ra;
-        if (vc.block_ir[b] != ~0u) out_.labels.push_back({offset(), "block" + std::to_string(vc.block_ir[b])});
+        if (vc.block_ir[b] != ~0u) {
+            // "block<n>", written in place (no temporary strings).
+            char name[16] = {'b', 'l', 'o', 'c', 'k'};
+            const char* end = std::to_chars(name + 5, name + sizeof name, vc.block_ir[b]).ptr;
+            out_.labels.emplace_back(offset(), std::string_view(name, static_cast<size_t>(end - name)));
+        }
         const auto& edits = al.edits;
         const uint32_t first = ra::ProgPoint::before(rf.block_insts_begin[b]).bits;
         edit = static_cast<size_t>(std::partition_point(edits.begin(), edits.end(),
@@ -133,6 +139,15 @@ protected:
         return scratch;
     }
 
+    /// Whether the allocator put edits before or after instruction `inst`
+    /// (a binary search: the edits are sorted by program point).
+    static bool has_edits(const ra::Output& al, uint32_t inst) {
+        const uint32_t before = ra::ProgPoint::before(inst).bits;
+        auto e = std::partition_point(al.edits.begin(), al.edits.end(),
+                                      [&](const ra::Edit& x) { return x.point.bits < before; });
+        return e != al.edits.end() && e->point.inst() == inst;
+    }
+
     /// Jump threading, per VCode block: the block control really reaches
     /// when jumping to it. A block is a forwarder when its only instruction
     /// is a jump (`is_jump(inst)`, its target in `aux`) with no allocator
@@ -142,20 +157,18 @@ protected:
     /// keeps itself, so every final target is its own final target and a
     /// forwarded block's code can be left out. `forward` gets one entry
     /// more, ~0u: "the block after the last" matches no target.
-    /// `has_edits` and `next` are scratch kept by the caller.
+    /// `next` is scratch kept by the caller. Only blocks of one jump look
+    /// for edits (a binary search each: the edits are sorted by point).
     template <class VCode, class IsJump>
     static void compute_forwarding(const VCode& vc, const ra::Output& al, IsJump&& is_jump,
-                                   std::vector<uint8_t>& has_edits, std::vector<uint32_t>& next,
-                                   std::vector<uint32_t>& forward) {
+                                   std::vector<uint32_t>& next, std::vector<uint32_t>& forward) {
         const ra::Function& rf = vc.ra;
         const uint32_t nb = rf.num_blocks();
-        has_edits.assign(rf.num_insts(), 0);
-        for (const ra::Edit& e : al.edits) has_edits[e.point.inst()] = 1;
         next.resize(nb);
         for (uint32_t b = 0; b < nb; ++b) {
             const uint32_t first = rf.block_insts_begin[b];
             const bool forwarder = b != 0 && rf.block_insts_begin[b + 1] == first + 1 && is_jump(vc.insts[first]) &&
-                                   !has_edits[first];
+                                   !has_edits(al, first);
             next[b] = forwarder ? vc.insts[first].aux : b;
         }
         forward.resize(nb + 1);

@@ -42,7 +42,7 @@ struct EmitContext::State {
     x86::Assembler assembler;  // attached to `code` per function
     std::vector<uint32_t> forward, block_offset, first_jump, removed, next, order, slot_offset;
     std::vector<BlockJump> jumps;
-    std::vector<uint8_t> has_edits, saved;
+    std::vector<uint8_t> saved;
 };
 
 EmitContext::EmitContext() : state_(std::make_unique<State>()) {}
@@ -230,16 +230,18 @@ bool Emitter::grow() {
 }
 
 void Emitter::layout_frame() {
-    // Callee-saved registers the allocation uses.
-    bool used[16] = {};
-    for (const Allocation& a : al_.allocs) {
-        if (a.is_reg() && a.as_reg().cls == ra::RegClass::Int) used[a.as_reg().hw] = true;
-    }
-    for (const ra::Edit& e : al_.edits) {
-        if (e.to.is_reg() && e.to.as_reg().cls == ra::RegClass::Int) used[e.to.as_reg().hw] = true;
-    }
+    // Callee-saved registers the allocation uses: a mask of the integer
+    // registers (PReg indices below 64) that allocations and edit
+    // destinations name, gathered without a branch per allocation.
+    auto int_reg_bit = [](const Allocation& a) {
+        const uint64_t is_int_reg = a.kind == Allocation::Kind::Reg && a.index < ra::kMaxRegsPerClass;
+        return is_int_reg << (a.index % ra::kMaxRegsPerClass);
+    };
+    uint64_t used = 0;
+    for (const Allocation& a : al_.allocs) used |= int_reg_bit(a);
+    for (const ra::Edit& e : al_.edits) used |= int_reg_bit(e.to);
     for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
-        if (used[r]) saved_.push_back(r);
+        if ((used >> r) & 1) saved_.push_back(r);
     }
     spill_base_ = vc_.outgoing_args_size;
     uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
@@ -291,8 +293,7 @@ void Emitter::epilogue() {
 
 bool Emitter::is_lone_return(uint32_t b) const {
     const uint32_t first = rf().block_insts_begin[b];
-    // has_edits: by instruction, from compute_forwarding.
-    return rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Ret && !st_.has_edits[first];
+    return rf().block_insts_begin[b + 1] == first + 1 && vc_.insts[first].op == Op::Ret && !has_edits(al_, first);
 }
 
 void Emitter::emit_edit(const ra::Edit& e) {
@@ -1067,7 +1068,7 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
 
 void Emitter::compute_forwarding() {
     EmitterBase::compute_forwarding(
-        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.has_edits, st_.next, forward_);
+        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.next, forward_);
     forward_.back() = kNoBlock;
 }
 

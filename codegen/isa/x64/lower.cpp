@@ -508,8 +508,10 @@ std::string Lowerer::run() {
     // Needed by tail calls, which are lowered before the entry block.
     out_.incoming_args_popped = callee_popped_bytes(f_.signature);
     if (out_.incoming_args_popped > kMaxPoppedBytes) {
-        return "tail-convention function with " + std::to_string(out_.incoming_args_popped) +
-               " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
+        std::string err = "tail-convention function with " + std::to_string(out_.incoming_args_popped) +
+                          " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
+        out_.clear();
+        return err;
     }
     folded_.assign(dfg_.num_insts(), 0);
     // Returns read the hidden return-area pointer, which the entry block
