@@ -48,14 +48,9 @@ struct VCodeBase {
     uint32_t incoming_args_popped = 0;                // `tail` convention: stack-argument bytes `ret` pops
 
     void clear() {
+        clear_for_lowering();
         ra.clear();
-        insts.clear();
         block_ir.clear();
-        layout.clear();
-        jump_tables.clear();
-        symbols.clear();
-        outgoing_args_size = 0;
-        incoming_args_popped = 0;
     }
     uint32_t num_blocks() const { return ra.num_blocks(); }
 
