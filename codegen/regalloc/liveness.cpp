@@ -211,7 +211,7 @@ std::string validate_operands(Context::Impl& s) {
                 const uint32_t remat = (f.flags[i] & inst_flags::kRemat) ? i : kNone;
                 if (const int e = define(op.vreg, b, pos, remat)) return where() + define_error(op.vreg, e);
             }
-            for (uint32_t o = ob; o < oe && num_fixed > 1; ++o) {
+            for (uint32_t o = ob; num_fixed > 1 && o < oe; ++o) {
                 const Operand& a = ops[o];
                 const bool a_fixed_def = a.kind == OperandKind::Def && a.constraint == Constraint::Fixed;
                 if (a.constraint != Constraint::Fixed) continue;
@@ -514,6 +514,10 @@ std::string build_liveness(Context::Impl& s) {
     if (s.spill_slot.size() < nv) s.spill_slot.resize(nv);  // written for every vreg with an interval
     uint32_t* spill_slot = s.spill_slot.data();
     std::vector<uint32_t>& stack = s.work;
+    const uint32_t* insts_begin = f.block_insts_begin.data();
+    // Every vreg with a use gets at least one range: room for one each up
+    // front (the array is kept between calls, so this grows it once).
+    if (s.ranges.size() < nv + 64) s.ranges.resize(2 * static_cast<size_t>(nv) + 64);
     for (uint32_t v = 0; v < nv; ++v) {
         range_begin[v] = nr;
         const uint32_t ub = use_begin[v], ue = use_begin[v + 1];
@@ -521,78 +525,91 @@ std::string build_liveness(Context::Impl& s) {
             first_interval[v] = kNone;
             continue;
         }
-        const uint32_t stamp = stamp_base + v + 1, d = def_block[v];
-        const size_t livein_mark = s.livein_pairs.size();
-        stack.clear();
-        auto mark_live_in = [&](uint32_t b) -> bool {
-            if (li_stamp[b] == stamp) return true;
-            if (b == 0) return false;
-            li_stamp[b] = stamp;
-            s.livein_pairs.push_back({b, v});
-            stack.push_back(b);
-            return true;
-        };
-        bool ok = true;
-        for (uint32_t k = ub; k < ue; ++k) {
-            const UsePos& u = uses[k];
-            const uint32_t b = inst_block[u.pos / 4];
-            // Last position each block needs the value for, from its uses.
-            if (lu_stamp[b] != stamp) {
-                lu_stamp[b] = stamp;
-                lu_end[b] = 0;
-            }
-            lu_end[b] = std::max(lu_end[b], u.live_to);
-            if (u.kind == kUseDef) continue;
-            if (u.kind == kUseEdge) lo_stamp[b] = stamp;
-            if (b != d) {
-                ok = mark_live_in(b);
-            } else if (u.pos < def_pos[v]) {
-                return "inst" + to_string(u.pos / 4) + ": " + vname(v) + " used before its definition";
-            }
-            while (ok && !stack.empty()) {
-                const uint32_t x = stack.back();
-                stack.pop_back();
-                for (uint32_t k2 = f.preds_begin[x]; k2 < f.preds_begin[x + 1] && ok; ++k2) {
-                    const uint32_t q = f.preds[k2];
-                    lo_stamp[q] = stamp;
-                    if (q != d) ok = mark_live_in(q);
-                }
-            }
-            if (!ok) return vname(v) + " is used where its definition does not dominate";
-        }
-        // Ranges are written through a pointer (a push_back is not inlined).
-        const uint32_t* insts_begin = f.block_insts_begin.data();
-        const size_t most = nr + 1 + (s.livein_pairs.size() - livein_mark);
-        if (most > s.ranges.size()) s.ranges.resize(2 * most + 64);
-        Range* ranges = s.ranges.data();
-        assert(lu_stamp[d] == stamp || lo_stamp[d] == stamp);
-        if (s.livein_pairs.size() == livein_mark) {
-            ranges[nr++] = {def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)};
+        const uint32_t d = def_block[v];
+        if (uses[ub].pos >= def_pos[v] && uses[ue - 1].pos < pos_before(insts_begin[d + 1])) {
+            // Local to its defining block (every use at or after the
+            // definition and before the block's end; the usual case): one
+            // range, from the definition to the furthest position a use
+            // needs (a branch argument's reaches the block's end), with
+            // none of the walk below.
+            uint32_t to = 0;
+            for (uint32_t k = ub; k < ue; ++k) to = std::max(to, uses[k].live_to);
+            if (nr == s.ranges.size()) s.ranges.resize(2 * static_cast<size_t>(nr) + 64);
+            s.ranges[nr++] = {def_pos[v], to};
         } else {
-            auto& rs = s.tmp_ranges;
-            rs.clear();
-            rs.push_back({def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)});
-            bool sorted = true;
-            for (size_t k = livein_mark; k < s.livein_pairs.size(); ++k) {
-                const uint32_t b = s.livein_pairs[k].first;
-                sorted &= s.block_start(b) > rs.back().from;
-                assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
-                rs.push_back({s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)});
-            }
-            // Starts are distinct (one range per block): any sort gives one
-            // order. Blocks are usually marked in layout order already.
-            if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
-            for (Range r : rs) {
-                if (nr > range_begin[v] && ranges[nr - 1].to >= r.from) {
-                    ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
-                    continue;
+            const uint32_t stamp = stamp_base + v + 1;
+            const size_t livein_mark = s.livein_pairs.size();
+            stack.clear();
+            auto mark_live_in = [&](uint32_t b) -> bool {
+                if (li_stamp[b] == stamp) return true;
+                if (b == 0) return false;
+                li_stamp[b] = stamp;
+                s.livein_pairs.push_back({b, v});
+                stack.push_back(b);
+                return true;
+            };
+            bool ok = true;
+            for (uint32_t k = ub; k < ue; ++k) {
+                const UsePos& u = uses[k];
+                const uint32_t b = inst_block[u.pos / 4];
+                // Last position each block needs the value for, from its uses.
+                if (lu_stamp[b] != stamp) {
+                    lu_stamp[b] = stamp;
+                    lu_end[b] = 0;
                 }
-                ranges[nr++] = r;
+                lu_end[b] = std::max(lu_end[b], u.live_to);
+                if (u.kind == kUseDef) continue;
+                if (u.kind == kUseEdge) lo_stamp[b] = stamp;
+                if (b != d) {
+                    ok = mark_live_in(b);
+                } else if (u.pos < def_pos[v]) {
+                    return "inst" + to_string(u.pos / 4) + ": " + vname(v) + " used before its definition";
+                }
+                while (ok && !stack.empty()) {
+                    const uint32_t x = stack.back();
+                    stack.pop_back();
+                    for (uint32_t k2 = f.preds_begin[x]; k2 < f.preds_begin[x + 1] && ok; ++k2) {
+                        const uint32_t q = f.preds[k2];
+                        lo_stamp[q] = stamp;
+                        if (q != d) ok = mark_live_in(q);
+                    }
+                }
+                if (!ok) return vname(v) + " is used where its definition does not dominate";
+            }
+            // Ranges are written through a pointer (a push_back is not inlined).
+            const size_t most = nr + 1 + (s.livein_pairs.size() - livein_mark);
+            if (most > s.ranges.size()) s.ranges.resize(2 * most + 64);
+            Range* ranges = s.ranges.data();
+            assert(lu_stamp[d] == stamp || lo_stamp[d] == stamp);
+            if (s.livein_pairs.size() == livein_mark) {
+                ranges[nr++] = {def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)};
+            } else {
+                auto& rs = s.tmp_ranges;
+                rs.clear();
+                rs.push_back({def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)});
+                bool sorted = true;
+                for (size_t k = livein_mark; k < s.livein_pairs.size(); ++k) {
+                    const uint32_t b = s.livein_pairs[k].first;
+                    sorted &= s.block_start(b) > rs.back().from;
+                    assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
+                    rs.push_back({s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)});
+                }
+                // Starts are distinct (one range per block): any sort gives one
+                // order. Blocks are usually marked in layout order already.
+                if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
+                for (Range r : rs) {
+                    if (nr > range_begin[v] && ranges[nr - 1].to >= r.from) {
+                        ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
+                        continue;
+                    }
+                    ranges[nr++] = r;
+                }
             }
         }
 
         // One interval per vreg that has a location.
         const uint32_t rb = range_begin[v], re = nr;
+        const Range* ranges = s.ranges.data();
         Interval it;
         it.vreg = v;
         it.cls = static_cast<RegClass>(vclass[v]);

@@ -10,6 +10,8 @@
 // allocator's own choices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/regalloc/alloc_state.h"
 #include "codegen/regalloc/regalloc.h"
 #include "codegen/regalloc/testing/dump.h"
@@ -946,6 +948,86 @@ TEST(RegallocContext, ChangedEnvironmentOfTheSameSizeIsNoticed) {
     EXPECT_TRUE(out.allocs[f.operands_begin[0]] == Allocation::reg(reordered.allocatable[0][0]));
 }
 
+// Live ranges against a reference: per vreg, live-in and live-out blocks by
+// fixpoint iteration over the CFG (live out where a successor has it live in
+// or a branch passes it; live in where it is used or live out, outside its
+// defining block), then one piece per block where it lives, from the block's
+// start (or the definition) to its end (or the furthest a use needs), pieces
+// that touch merged. Liveness takes a shortcut for vregs whose uses all lie
+// in their defining block and walks predecessors for the others: both must
+// give these ranges.
+TEST(RegallocLiveness, LiveRangesMatchAFixpointReference) {
+    auto expect_ranges = [](const Function& f, const MachineEnv& env, const std::string& what) {
+        Context ctx;
+        Output out;
+        ASSERT_EQ(allocate(f, env, out, ctx), "") << what;
+        const Context::Impl& s = *ctx.impl;
+        const uint32_t nb = f.num_blocks();
+        auto block_of = [&](uint32_t pos) {
+            return static_cast<uint32_t>(std::upper_bound(f.block_insts_begin.begin(), f.block_insts_begin.end(), pos / 4) -
+                                         f.block_insts_begin.begin() - 1);
+        };
+        uint32_t locals = 0, globals = 0;
+        for (uint32_t v = 0; v < f.num_vregs; ++v) {
+            const uint32_t ub = s.use_begin[v], ue = s.use_begin[v + 1];
+            if (ub == ue) continue;
+            const uint32_t d = block_of(s.def_pos[v]);
+            std::vector<uint32_t> used_to(nb, 0);  // furthest live_to of a use in the block, 0: none
+            std::vector<bool> edge_use(nb, false), used(nb, false), in(nb, false), out_(nb, false);
+            for (uint32_t k = ub; k < ue; ++k) {
+                const uint32_t b = block_of(s.uses[k].pos);
+                used_to[b] = std::max(used_to[b], s.uses[k].live_to);
+                if (s.uses[k].kind != kUseDef) used[b] = true;
+                if (s.uses[k].kind == kUseEdge) edge_use[b] = true;
+            }
+            for (bool changed = true; changed;) {
+                changed = false;
+                for (uint32_t b = nb; b-- > 0;) {
+                    bool o = edge_use[b];
+                    for (uint32_t e = f.succs_begin[b]; e < f.succs_begin[b + 1]; ++e) o = o || in[f.succs[e]];
+                    const bool i = b != d && (used[b] || o);
+                    changed |= o != out_[b] || i != in[b];
+                    out_[b] = o;
+                    in[b] = i;
+                }
+            }
+            std::vector<Range> want;
+            for (uint32_t b = 0; b < nb; ++b) {
+                if (!in[b] && b != d) continue;
+                const uint32_t from = in[b] ? pos_before(f.block_insts_begin[b]) : s.def_pos[v];
+                const uint32_t to = out_[b] ? pos_before(f.block_insts_begin[b + 1]) : used_to[b];
+                if (!want.empty() && want.back().to >= from) {
+                    want.back().to = std::max(want.back().to, to);
+                } else {
+                    want.push_back({from, to});
+                }
+            }
+            bool local = true;
+            for (uint32_t b = 0; b < nb; ++b) local &= b == d || !in[b];
+            ++(local ? locals : globals);
+            ASSERT_EQ(s.range_begin[v + 1] - s.range_begin[v], want.size()) << what << ": v" << v << "\n" << testing::dump(f);
+            for (size_t k = 0; k < want.size(); ++k) {
+                const Range got = s.ranges[s.range_begin[v] + k];
+                ASSERT_EQ(got.from, want[k].from) << what << ": v" << v << " range " << k << "\n" << testing::dump(f);
+                ASSERT_EQ(got.to, want[k].to) << what << ": v" << v << " range " << k << "\n" << testing::dump(f);
+            }
+        }
+        // The seeds below give both kinds of vreg.
+        if (f.num_insts() > 40) {
+            EXPECT_GT(locals, 0u) << what;
+            EXPECT_GT(globals, 0u) << what;
+        }
+    };
+    const auto envs = testing::test_envs();
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+        testing::RandomSource meta(1300 + seed);
+        const testing::GenOptions opt = testing::varied_options(meta);
+        const MachineEnv& env = envs[seed % envs.size()].env;
+        testing::RandomSource rng(seed);
+        expect_ranges(testing::random_function(rng, env, opt), env, "seed " + std::to_string(seed));
+    }
+}
+
 // --- Errors ------------------------------------------------------------------
 
 TEST_P(RegallocErrors, CriticalEdge) {
@@ -1048,6 +1130,24 @@ TEST_P(RegallocErrors, TwoDefsReuseOneOperand) {
         EXPECT_EQ(allocate_error(two, testing::x64_env()),
                   "inst" + std::to_string(i) + " operand " + std::to_string(index + 2) + ": two defs reuse one operand")
             << index;
+    }
+}
+
+// A use before the definition in the definition's own block (the vreg is
+// otherwise local to it: liveness's shortcut must not take it).
+TEST_P(RegallocErrors, UseBeforeTheDefinitionInItsBlock) {
+    FunctionBuilder fb;
+    const uint32_t b = fb.block();
+    const VReg x = fb.int_vreg(), y = fb.int_vreg();
+    fb.inst(b, {Operand::def(x)});
+    fb.inst(b, {Operand::use(x), Operand::use(y)});
+    fb.inst(b, {Operand::use(x), Operand::def(y)});
+    fb.ret(b, {Operand::use_fixed(y, kRax)});
+    const std::string err = allocate_error(fb.finish(), testing::x64_env());
+    if (g_algorithm == Algorithm::LinearScan) {
+        EXPECT_EQ(err, "inst1: v1 used before its definition");
+    } else {
+        EXPECT_NE(err, "");
     }
 }
 
