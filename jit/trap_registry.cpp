@@ -94,16 +94,17 @@ bool TrapRegistry::unregister_range(const void* start) {
 
 std::optional<JitError> TrapRegistry::update(std::span<const Update> updates) {
     std::lock_guard lock(mutex_);
-    if (auto e = check_locked(updates)) {
+    auto e = stage_locked(updates);
+    if (!e) e = merge_locked();
+    if (e) {
         for (auto& r : staged_) spare_ranges_.push_back(std::move(r));
         staged_.clear();
         return e;
     }
-    apply_locked(updates);
     return std::nullopt;
 }
 
-std::optional<JitError> TrapRegistry::check_locked(std::span<const Update> updates) {
+std::optional<JitError> TrapRegistry::stage_locked(std::span<const Update> updates) {
     // Stage each new range with its sites sorted, and check the sites.
     staged_.clear();
     order_.clear();
@@ -133,49 +134,118 @@ std::optional<JitError> TrapRegistry::check_locked(std::span<const Update> updat
         order_.push_back(static_cast<uint32_t>(staged_.size()));
         staged_.push_back(std::move(range));
     }
-    std::sort(removed_.begin(), removed_.end());
-    std::sort(order_.begin(), order_.end(),
-              [&](uint32_t a, uint32_t b) { return staged_[a]->start < staged_[b]->start; });
-    auto overlap = [](const Range& r) {
-        return JitError{"code of function '" + r.function + "' overlaps a registered range"};
-    };
-    // The new ranges among themselves...
-    for (size_t k = 1; k < order_.size(); ++k) {
-        if (staged_[order_[k - 1]]->end > staged_[order_[k]]->start) return overlap(*staged_[order_[k]]);
-    }
-    // ...and against the ranges that stay: the one before each new range,
-    // and those starting inside it.
-    auto stays = [&](const Range* r) { return !std::binary_search(removed_.begin(), removed_.end(), r->start); };
-    for (uint32_t k : order_) {
-        const Range& r = *staged_[k];
-        Pos p = lower_bound(r.start);
-        if (p.leaf > 0 || p.index > 0) {
-            Pos prev = p;
-            if (prev.leaf == leaves_.size() || prev.index == 0) {
-                --prev.leaf;
-                prev.index = leaves_[prev.leaf]->count - 1;
-            } else {
-                --prev.index;
-            }
-            if (at(prev)->end > r.start && stays(at(prev))) return overlap(r);
-        }
-        while (p.leaf < leaves_.size() && at(p)->start < r.end) {
-            if (stays(at(p))) return overlap(r);
-            if (++p.index == leaves_[p.leaf]->count) p = Pos{p.leaf + 1, 0};
-        }
-    }
+    // Batches usually come in address order (one code window): then
+    // neither list needs a sort.
+    if (!std::is_sorted(removed_.begin(), removed_.end())) std::sort(removed_.begin(), removed_.end());
+    auto by_start = [&](uint32_t a, uint32_t b) { return staged_[a]->start < staged_[b]->start; };
+    if (!std::is_sorted(order_.begin(), order_.end(), by_start)) std::sort(order_.begin(), order_.end(), by_start);
     return std::nullopt;
 }
 
-void TrapRegistry::apply_locked(std::span<const Update> updates) {
-    for (const Update& u : updates) {
-        if (!u.old_start) continue;
-        if (const Range* r = remove(reinterpret_cast<uintptr_t>(u.old_start)))
-            retired_ranges_.emplace_back(const_cast<Range*>(r));
+std::optional<JitError> TrapRegistry::merge_locked() {
+    // One walk along the leaves: a leaf that no removal and no new range
+    // falls into is kept as it is; the others are merged with their new
+    // ranges, without their removed ones, into fresh leaves (the table
+    // itself is not touched until the whole batch has been checked). A new
+    // range goes to the last leaf whose first start is at or below its own
+    // (the first leaf for one below every leaf). Every range of the result
+    // is compared with the one before it: a new range must not overlap
+    // either neighbour.
+    next_leaves_.clear();
+    fresh_.clear();
+    gone_.clear();
+    replaced_.clear();
+    merged_.clear();
+    const size_t num_new = order_.size(), num_removed = removed_.size();
+    size_t ins = 0, rem = 0;
+    const Range* prev = nullptr;
+    bool prev_new = false;
+    std::optional<JitError> error;
+    // Ranges in the table never overlap: only a new one can (it is named).
+    auto check = [&](const Range* r, bool is_new) {
+        if (prev && prev->end > r->start && !error) {
+            const Range& named = is_new ? *r : *prev;
+            error = JitError{"code of function '" + named.function + "' overlaps a registered range"};
+        }
+    };
+    auto emit = [&](const Range* r, bool is_new) {
+        check(r, is_new);
+        merged_.push_back(r);
+        prev = r;
+        prev_new = is_new;
+    };
+    // The merged ranges of one old leaf (or of the empty table) into
+    // leaves of at most kLeafCapacity, split evenly.
+    auto flush = [&] {
+        const size_t n = merged_.size();
+        if (n == 0) return;
+        const size_t pieces = (n + kLeafCapacity - 1) / kLeafCapacity;
+        size_t from = 0;
+        for (size_t k = 0; k < pieces; ++k) {
+            const size_t to = n * (k + 1) / pieces;
+            Leaf* leaf = take_spare(spare_leaves_).release();
+            fresh_.push_back(leaf);
+            leaf->published = false;
+            leaf->count = static_cast<uint32_t>(to - from);
+            std::copy(merged_.begin() + static_cast<ptrdiff_t>(from), merged_.begin() + static_cast<ptrdiff_t>(to),
+                      leaf->ranges);
+            next_leaves_.push_back(leaf);
+            from = to;
+        }
+        merged_.clear();
+    };
+    const size_t num_leaves = leaves_.size();
+    for (size_t i = 0; i < num_leaves || (i == 0 && num_new > 0); ++i) {
+        Leaf* leaf = i < num_leaves ? leaves_[i] : nullptr;
+        const uintptr_t upper = i + 1 < num_leaves ? leaves_[i + 1]->first() : UINTPTR_MAX;
+        const bool touched = (ins < num_new && staged_[order_[ins]]->start < upper) ||
+                             (rem < num_removed && removed_[rem] < upper);
+        if (!touched) {
+            if (prev_new) check(leaf->ranges[0], false);
+            prev = leaf->ranges[leaf->count - 1];
+            prev_new = false;
+            next_leaves_.push_back(leaf);
+            continue;
+        }
+        const uint32_t count = leaf ? leaf->count : 0;
+        uint32_t j = 0;
+        for (;;) {
+            const Range* old = j < count ? leaf->ranges[j] : nullptr;
+            const Range* add = ins < num_new && staged_[order_[ins]]->start < upper ? staged_[order_[ins]].get() : nullptr;
+            if (!old && !add) break;
+            if (old && (!add || old->start < add->start)) {
+                ++j;
+                while (rem < num_removed && removed_[rem] < old->start) ++rem;
+                if (rem < num_removed && removed_[rem] == old->start) {
+                    gone_.push_back(old);
+                    continue;
+                }
+                emit(old, false);
+            } else {
+                ++ins;
+                emit(add, true);
+            }
+        }
+        while (rem < num_removed && removed_[rem] < upper) ++rem;  // starts of no range
+        flush();
+        if (leaf) replaced_.push_back(leaf);
     }
-    for (std::unique_ptr<Range>& r : staged_) insert(r.release());
+    if (error) {
+        for (Leaf* leaf : fresh_) spare_leaves_.emplace_back(leaf);
+        replaced_.clear();
+        return error;
+    }
+    // The batch holds: the new ranges belong to the table, the replaced
+    // leaves and removed ranges wait until no reader can see them.
+    for (std::unique_ptr<Range>& r : staged_) (void)r.release();
+    num_ranges_ = num_ranges_ + staged_.size() - gone_.size();
     staged_.clear();
+    for (const Range* r : gone_) retired_ranges_.emplace_back(const_cast<Range*>(r));  // made non-const here
+    for (Leaf* leaf : replaced_) retired_leaves_.emplace_back(leaf);
+    replaced_.clear();
+    leaves_.swap(next_leaves_);
     publish();
+    return std::nullopt;
 }
 
 TrapRegistry::Pos TrapRegistry::lower_bound(uintptr_t start) const {
@@ -201,43 +271,6 @@ TrapRegistry::Leaf* TrapRegistry::writable(size_t i) {
     retired_leaves_.emplace_back(leaf);
     leaves_[i] = copy;
     return copy;
-}
-
-void TrapRegistry::insert(const Range* range) {
-    ++num_ranges_;
-    if (leaves_.empty()) {
-        Leaf* leaf = take_spare(spare_leaves_).release();
-        leaf->count = 1;
-        leaf->published = false;
-        leaf->ranges[0] = range;
-        leaves_.push_back(leaf);
-        return;
-    }
-    auto it = std::upper_bound(leaves_.begin(), leaves_.end(), range->start,
-                               [](uintptr_t v, const Leaf* l) { return v < l->first(); });
-    size_t i = it == leaves_.begin() ? 0 : static_cast<size_t>(it - leaves_.begin()) - 1;
-    Leaf* leaf = writable(i);
-    uint32_t index = static_cast<uint32_t>(
-        std::lower_bound(leaf->ranges, leaf->ranges + leaf->count, range->start,
-                         [](const Range* r, uintptr_t v) { return r->start < v; }) -
-        leaf->ranges);
-    if (leaf->count == kLeafCapacity) {
-        // Split: the upper half moves to a new leaf after this one.
-        constexpr uint32_t kHalf = kLeafCapacity / 2;
-        Leaf* upper = take_spare(spare_leaves_).release();
-        upper->published = false;
-        upper->count = kLeafCapacity - kHalf;
-        std::copy(leaf->ranges + kHalf, leaf->ranges + kLeafCapacity, upper->ranges);
-        leaf->count = kHalf;
-        leaves_.insert(leaves_.begin() + static_cast<ptrdiff_t>(i) + 1, upper);
-        if (index > kHalf) {
-            leaf = upper;
-            index -= kHalf;
-        }
-    }
-    std::copy_backward(leaf->ranges + index, leaf->ranges + leaf->count, leaf->ranges + leaf->count + 1);
-    leaf->ranges[index] = range;
-    ++leaf->count;
 }
 
 const TrapRegistry::Range* TrapRegistry::remove(uintptr_t start) {

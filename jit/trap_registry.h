@@ -162,11 +162,15 @@ private:
         uint32_t index = 0;
     };
 
-    /// Validates a batch against the table without changing anything.
-    /// Requires `mutex_`.
-    std::optional<JitError> check_locked(std::span<const Update> updates);
-    /// Applies a checked batch and publishes it. Requires `mutex_`.
-    void apply_locked(std::span<const Update> updates);
+    /// Stages a batch's new ranges (checking their sites) in `staged_`,
+    /// sorted by start in `order_`, and its removals, sorted, in
+    /// `removed_`. Requires `mutex_`.
+    std::optional<JitError> stage_locked(std::span<const Update> updates);
+    /// Merges the staged batch into the table in one walk along the leaves
+    /// (O(batch + the leaves it falls into)), checks that no new range
+    /// overlaps another or one that stays, and publishes; on error nothing
+    /// changes. Requires `mutex_`.
+    std::optional<JitError> merge_locked();
     /// The first range whose start is >= `start` (leaf == leaves_.size():
     /// none).
     Pos lower_bound(uintptr_t start) const;
@@ -174,7 +178,6 @@ private:
     /// The leaf `i` made writable: a published leaf is replaced by a copy
     /// and retired.
     Leaf* writable(size_t i);
-    void insert(const Range* range);
     /// Takes the range starting exactly at `start` out of the table.
     const Range* remove(uintptr_t start);
     /// Publishes the writer's table and retires the previous snapshot.
@@ -205,6 +208,10 @@ private:
     std::vector<std::unique_ptr<Range>> staged_;
     std::vector<uint32_t> order_;
     std::vector<uintptr_t> removed_;
+    // Scratch of merge_locked(): the new list of leaves, the leaves made for
+    // it, the ones they replace, the removed ranges, one leaf's merge.
+    std::vector<Leaf*> next_leaves_, fresh_, replaced_;
+    std::vector<const Range*> gone_, merged_;
 };
 
 }  // namespace heron

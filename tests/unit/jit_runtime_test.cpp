@@ -511,6 +511,73 @@ TEST(JitTrapRegistryTest, ManyRangesAgreeWithAModel) {
     for (auto& [start, m] : model) check(start + m.site);
 }
 
+// One batch of hundreds of new ranges fills several leaves at once; a new
+// range that falls into one leaf but reaches into the next (untouched)
+// leaf's first range is refused, and so is one reaching into a range the
+// batch itself adds in another leaf. Replacing every range in one batch
+// keeps them all findable.
+TEST(JitTrapRegistryTest, LargeBatchesSpanLeavesAndOverlapsAcrossLeavesAreRefused) {
+    TrapRegistry registry;
+    const uintptr_t base = uintptr_t{1} << 41;  // never dereferenced
+    constexpr int kRanges = 700;                // several leaves of at most 128
+    std::vector<TrapRegistry::Update> batch;
+    const std::vector<TrapSite> one = {site(3, TrapCode::user(5), 9)};
+    std::vector<std::string> names;
+    names.reserve(kRanges);
+    for (int k = 0; k < kRanges; ++k) names.push_back("f" + std::to_string(k));
+    for (int k = kRanges - 1; k >= 0; --k) {  // any order
+        batch.push_back({nullptr, reinterpret_cast<const void*>(base + 64 * k), 32, names[k], one});
+    }
+    ASSERT_FALSE(registry.update(batch).has_value());
+    ASSERT_EQ(registry.num_ranges(), size_t{kRanges});
+    auto at = [&](uintptr_t pc) { return registry.function_at(pc); };
+    for (int k = 0; k < kRanges; ++k) {
+        ASSERT_EQ(at(base + 64 * k + 31), names[k]) << k;
+        ASSERT_FALSE(at(base + 64 * k + 32).has_value()) << k;
+        auto hit = registry.lookup(base + 64 * k + 3);
+        ASSERT_TRUE(hit.has_value()) << k;
+        ASSERT_EQ(hit->to_string(), "user5 in %" + names[k] + " at inst9");
+    }
+    // Every gap before a range: a 40-byte range there reaches into the
+    // range after the gap, wherever the leaves split.
+    for (int k = 1; k < kRanges; ++k) {
+        const TrapRegistry::Update bad{nullptr, reinterpret_cast<const void*>(base + 64 * k - 24), 40, "x", {}};
+        auto e = registry.update({&bad, 1});
+        ASSERT_TRUE(e.has_value()) << k;
+        ASSERT_EQ(e->message, "code of function 'x' overlaps a registered range");
+    }
+    // Two new ranges far apart in the table, the lower one reaching into
+    // the range the batch adds above it (through the gaps of every range
+    // in between is impossible, so: a long one over a freed stretch).
+    std::vector<TrapRegistry::Update> remove_some;
+    for (int k = 300; k < 400; ++k) remove_some.push_back({reinterpret_cast<const void*>(base + 64 * k), nullptr, 0, {}, {}});
+    ASSERT_FALSE(registry.update(remove_some).has_value());
+    ASSERT_EQ(registry.num_ranges(), size_t{kRanges - 100});
+    const std::vector<TrapRegistry::Update> pair = {
+        {nullptr, reinterpret_cast<const void*>(base + 64 * 300), 64 * 60, "low", {}},
+        {nullptr, reinterpret_cast<const void*>(base + 64 * 350), 16, "high", {}}};
+    auto e = registry.update(pair);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->message, "code of function 'high' overlaps a registered range");
+    EXPECT_EQ(registry.num_ranges(), size_t{kRanges - 100});
+    EXPECT_FALSE(at(base + 64 * 350).has_value());
+    // Replace every remaining range by one 8 bytes further on, in one batch.
+    std::vector<TrapRegistry::Update> moves;
+    for (int k = 0; k < kRanges; ++k) {
+        if (k >= 300 && k < 400) continue;
+        moves.push_back({reinterpret_cast<const void*>(base + 64 * k),
+                         reinterpret_cast<const void*>(base + 64 * k + 8), 32, names[k], one});
+    }
+    ASSERT_FALSE(registry.update(moves).has_value());
+    EXPECT_EQ(registry.num_ranges(), size_t{kRanges - 100});
+    for (int k = 0; k < kRanges; ++k) {
+        const bool live = k < 300 || k >= 400;
+        ASSERT_FALSE(at(base + 64 * k + 4).has_value()) << k;
+        ASSERT_EQ(at(base + 64 * k + 8), live ? std::optional<std::string>(names[k]) : std::nullopt) << k;
+        ASSERT_EQ(at(base + 64 * k + 39), live ? std::optional<std::string>(names[k]) : std::nullopt) << k;
+    }
+}
+
 // A batch is one change: any bad entry (a range overlapping another new
 // one, or one that stays; a bad site) refuses all of it, and a batch may
 // put a new range where it removes an old one.
