@@ -102,7 +102,16 @@ JitResult<CodeRegion> CodeMemory::allocate(size_t code_size, size_t rodata_size)
     if (code_size > (size_t{1} << 40) || rodata_size > (size_t{1} << 40))
         return JitError{"code region size overflows"};
     if (rodata_size > 0) return allocate_own_mapping(code_size, rodata_size);
+    return allocate_pooled(code_size, nullptr);
+}
 
+JitResult<CodeRegion> CodeMemory::allocate_code(std::span<const uint8_t> code) {
+    if (code.empty()) return JitError{"code region of size 0"};
+    if (code.size() > (size_t{1} << 40)) return JitError{"code region size overflows"};
+    return allocate_pooled(code.size(), code.data());
+}
+
+JitResult<CodeRegion> CodeMemory::allocate_pooled(size_t code_size, const uint8_t* bytes) {
     const size_t aligned = (code_size + kCodeAlign - 1) / kCodeAlign * kCodeAlign;
     if (win_chunk_ == kNoChunk || aligned > win_end_ - win_next_) {
         if (auto e = open_window(aligned)) return *e;
@@ -110,7 +119,12 @@ JitResult<CodeRegion> CodeMemory::allocate(size_t code_size, size_t rodata_size)
     Chunk& c = chunks_[win_chunk_];
     const size_t offset = win_next_;
     win_next_ += aligned;
-    std::memset(c.base + offset, kTrapFiller, aligned);
+    if (bytes) {
+        std::memcpy(c.base + offset, bytes, code_size);
+        std::memset(c.base + offset + code_size, kTrapFiller, aligned - code_size);
+    } else {
+        std::memset(c.base + offset, kTrapFiller, aligned);
+    }
     const size_t ps = page_size();
     for (size_t p = offset / ps; p <= (offset + code_size - 1) / ps; ++p) ++c.live[p];
     ++c.live_regions;
@@ -269,45 +283,37 @@ std::optional<JitError> CodeMemory::finalize_all() {
     return std::nullopt;
 }
 
-const CodeMemory::Slot* CodeMemory::find(const CodeRegion& region) const {
-    if (region.id == 0 || region.slot >= slots_.size()) return nullptr;
-    const Slot& s = slots_[region.slot];
-    return s.id == region.id && s.base == region.code ? &s : nullptr;
-}
-
-JitResult<CodeMemory::Slot*> CodeMemory::find(const CodeRegion& region, const char* what) {
-    const Slot* s = static_cast<const CodeMemory*>(this)->find(region);
-    if (!s) return JitError{std::string(what) + ": unknown or released code region"};
-    return const_cast<Slot*>(s);
+JitError CodeMemory::unknown_region(const char* what) {
+    return JitError{std::string(what) + ": unknown or released code region"};
 }
 
 std::optional<JitError> CodeMemory::copy_code(const CodeRegion& region, size_t offset,
                                               std::span<const uint8_t> bytes) {
-    auto m = find(region, "copy_code");
-    if (!m) return m.error();
-    if ((*m)->finalized) return JitError{"copy_code: region is finalized (read+execute)"};
-    if (offset > (*m)->code_size || bytes.size() > (*m)->code_size - offset)
+    Slot* m = find(region);
+    if (!m) return unknown_region("copy_code");
+    if (m->finalized) return JitError{"copy_code: region is finalized (read+execute)"};
+    if (offset > m->code_size || bytes.size() > m->code_size - offset)
         return JitError{"copy_code: bytes exceed the code region"};
-    if (!bytes.empty()) std::memcpy((*m)->base + offset, bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(m->base + offset, bytes.data(), bytes.size());
     return std::nullopt;
 }
 
 std::optional<JitError> CodeMemory::copy_rodata(const CodeRegion& region, size_t offset,
                                                 std::span<const uint8_t> bytes) {
-    auto m = find(region, "copy_rodata");
-    if (!m) return m.error();
-    if ((*m)->finalized) return JitError{"copy_rodata: region is finalized (read-only)"};
-    if (offset > (*m)->rodata_size || bytes.size() > (*m)->rodata_size - offset)
+    Slot* m = find(region);
+    if (!m) return unknown_region("copy_rodata");
+    if (m->finalized) return JitError{"copy_rodata: region is finalized (read-only)"};
+    if (offset > m->rodata_size || bytes.size() > m->rodata_size - offset)
         return JitError{"copy_rodata: bytes exceed the data region"};
     if (!bytes.empty())
-        std::memcpy((*m)->base + (*m)->code_pages_bytes + offset, bytes.data(), bytes.size());
+        std::memcpy(m->base + m->code_pages_bytes + offset, bytes.data(), bytes.size());
     return std::nullopt;
 }
 
 std::optional<JitError> CodeMemory::finalize(const CodeRegion& region) {
-    auto found = find(region, "finalize");
-    if (!found) return found.error();
-    Slot& m = **found;
+    Slot* found = find(region);
+    if (!found) return unknown_region("finalize");
+    Slot& m = *found;
     if (m.finalized) return JitError{"finalize: region is already finalized"};
     if (m.chunk != kNoChunk) return finalize_all();
     // Data first: if the code's mprotect fails the region stays writable and
@@ -341,9 +347,9 @@ void CodeMemory::maybe_unmap(uint32_t ci) {
 }
 
 std::optional<JitError> CodeMemory::release(const CodeRegion& region) {
-    auto found = find(region, "release");
-    if (!found) return found.error();
-    Slot& m = **found;
+    Slot* found = find(region);
+    if (!found) return unknown_region("release");
+    Slot& m = *found;
     const uint32_t si = region.slot;
     if (m.chunk == kNoChunk) {
         if (munmap(m.base, m.code_pages_bytes + m.rodata_pages_bytes) != 0) return JitError{errno_text("munmap")};

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "jit/jit_error.h"
@@ -66,6 +67,9 @@ public:
     /// filler (int3 on x86-64, udf #0 on AArch64).
     JitResult<CodeRegion> allocate(size_t code_size, size_t rodata_size = 0);
 
+    /// A pooled region holding a copy of `code` (not empty), as allocate
+    /// and copy_code would make it, with one write of each byte.
+    JitResult<CodeRegion> allocate_code(std::span<const uint8_t> code);
     /// Copies `bytes` into the code (or data) of a region that is not yet
     /// finalized, at `offset`. Bounds are checked.
     std::optional<JitError> copy_code(const CodeRegion& region, size_t offset,
@@ -127,9 +131,20 @@ private:
         size_t from, to;
     };
 
-    JitResult<Slot*> find(const CodeRegion& region, const char* what);
-    const Slot* find(const CodeRegion& region) const;
+    /// The live slot of `region`, or null (inline: every copy and release
+    /// looks its region up).
+    const Slot* find(const CodeRegion& region) const {
+        if (region.id == 0 || region.slot >= slots_.size()) return nullptr;
+        const Slot& s = slots_[region.slot];
+        return s.id == region.id && s.base == region.code ? &s : nullptr;
+    }
+    Slot* find(const CodeRegion& region) { return const_cast<Slot*>(std::as_const(*this).find(region)); }
+    /// "<what>: unknown or released code region".
+    static JitError unknown_region(const char* what);
     JitResult<CodeRegion> allocate_own_mapping(size_t code_size, size_t rodata_size);
+    /// A region in the window; its code is a copy of `bytes` (filler for
+    /// the alignment tail), or filler only when `bytes` is null.
+    JitResult<CodeRegion> allocate_pooled(size_t code_size, const uint8_t* bytes);
     /// Records `s` (its place and sizes filled in) as a live region with a
     /// new id, and returns the region it describes.
     CodeRegion add_region(Slot s);

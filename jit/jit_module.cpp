@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "codegen/ir/cursor.h"
@@ -91,7 +92,15 @@ struct JITModule::Impl {
     // of small functions only, so spares never hold much memory.
     VerifierContext verifier;
     VerifierErrors verifier_errors;
-    std::vector<CompiledCode> spare_code;
+    // The compiled code of every function (installed and pending) lives in
+    // a slot of `codes` whose object never moves (compiled_code() hands
+    // out pointers), so defining and installing only pass slot numbers
+    // around.
+    // Free slots are reused last-freed first; those beyond the spare
+    // limits above hold no memory.
+    static constexpr uint32_t kNoCode = ~0u;
+    std::vector<std::unique_ptr<CompiledCode>> codes;
+    std::vector<uint32_t> free_codes;
     static constexpr size_t kSpareCode = 4;
     static constexpr size_t kMaxSpareCode = 64;
     static constexpr size_t kSmallCodeBytes = 4096;
@@ -113,8 +122,8 @@ struct JITModule::Impl {
         uint64_t* cell = nullptr;
         CodeRegion region;
         bool installed = false;
-        std::optional<CompiledCode> pending;
-        CompiledCode code;  // of the installed version
+        uint32_t pending = kNoCode;  // slot of the pending definition's code
+        uint32_t code = kNoCode;     // slot of the installed version's
     };
     std::vector<Func> funcs;
     std::vector<uint32_t> pending;  // functions with a pending definition, in definition order
@@ -134,21 +143,24 @@ struct JITModule::Impl {
 
     std::unordered_map<std::string, FuncId> trampolines;
 
-    /// Empty code buffers, reused when there are spare ones.
-    CompiledCode take_code() {
-        if (spare_code.empty()) return CompiledCode{};
-        CompiledCode c = std::move(spare_code.back());
-        spare_code.pop_back();
-        c.clear();
-        return c;
+    /// A slot with empty code, reusing a free one's buffers if there is one.
+    uint32_t take_code() {
+        if (free_codes.empty()) {
+            codes.push_back(std::make_unique<CompiledCode>());
+            return static_cast<uint32_t>(codes.size() - 1);
+        }
+        const uint32_t slot = free_codes.back();
+        free_codes.pop_back();
+        codes[slot]->clear();
+        return slot;
     }
-    /// Keeps `c`'s buffers for a later define (an empty one, e.g. the code
-    /// of a function installed for the first time, is not worth a place).
-    void recycle_code(CompiledCode&& c) {
-        const size_t cap = c.bytes.capacity();
-        if (cap == 0) return;
-        if (spare_code.size() < kSpareCode || (spare_code.size() < spare_limit && cap <= kSmallCodeBytes))
-            spare_code.push_back(std::move(c));
+    /// Frees `slot`, keeping its buffers for a later define within the
+    /// spare limits (else they are released).
+    void free_code(uint32_t slot) {
+        const size_t spares = free_codes.size();
+        if (spares >= kSpareCode && (spares >= spare_limit || codes[slot]->bytes.capacity() > kSmallCodeBytes))
+            *codes[slot] = CompiledCode{};
+        free_codes.push_back(slot);
     }
 
     uint64_t* new_cell() {
@@ -237,18 +249,18 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         to_compile = &impl_->scratch;
         known.loops = impl_->optimizer->loops();
     }
-    CompiledCode code = impl_->take_code();
-    std::string err = impl_->isa->compile(*to_compile, impl_->options, code, known);
+    const uint32_t slot = impl_->take_code();
+    std::string err = impl_->isa->compile(*to_compile, impl_->options, *impl_->codes[slot], known);
     if (!err.empty()) {
-        impl_->recycle_code(std::move(code));
+        impl_->free_code(slot);
         return JitError{"cannot compile %" + f.name + ": " + err};
     }
-    if (f.pending) {
-        impl_->recycle_code(std::move(*f.pending));
+    if (f.pending != Impl::kNoCode) {
+        impl_->free_code(f.pending);
     } else {
         impl_->pending.push_back(id.index);
     }
-    f.pending = std::move(code);
+    f.pending = slot;
     return std::nullopt;
 }
 
@@ -260,12 +272,12 @@ std::optional<JitError> JITModule::finalize_definitions() {
     patches.clear();
     for (uint32_t i : m.pending) {
         Impl::Func& f = m.funcs[i];
-        for (const Relocation& r : f.pending->relocations) {
+        for (const Relocation& r : m.codes[f.pending]->relocations) {
             std::string key = name_key(r.target);
             auto it = m.by_name.find(key);
             if (it != m.by_name.end()) {
                 const Impl::Func& callee = m.funcs[it->second];
-                if (!callee.installed && !callee.pending) {
+                if (!callee.installed && callee.pending == Impl::kNoCode) {
                     return JitError{"%" + f.name + " refers to %" + key + ", which is declared but not defined"};
                 }
                 patches.push_back({i, r.offset, callee.cell});
@@ -293,22 +305,18 @@ std::optional<JitError> JITModule::finalize_definitions() {
     };
     size_t next_patch = 0;  // the patches are in pending order
     for (uint32_t i : m.pending) {
-        CompiledCode& code = *m.funcs[i].pending;
+        CompiledCode& code = *m.codes[m.funcs[i].pending];
         for (; next_patch < patches.size() && patches[next_patch].func == i; ++next_patch) {
             const Impl::Patch& p = patches[next_patch];
             uint64_t v = reinterpret_cast<uint64_t>(p.cell);
             std::memcpy(code.bytes.data() + p.offset, &v, 8);
         }
-        JitResult<CodeRegion> region = m.memory.allocate(code.bytes.size());
+        JitResult<CodeRegion> region = m.memory.allocate_code(code.bytes);
         if (!region) {
             undo();
             return region.error();
         }
         regions.push_back(region.value());
-        if (auto e = m.memory.copy_code(region.value(), 0, code.bytes)) {
-            undo();
-            return e;
-        }
     }
     if (auto e = m.memory.finalize_all()) {
         undo();
@@ -319,7 +327,7 @@ std::optional<JitError> JITModule::finalize_definitions() {
     std::vector<TrapSite>& sites = m.sites;
     sites.clear();
     for (uint32_t i : m.pending) {
-        for (const CodeTrapSite& s : m.funcs[i].pending->trap_sites) {
+        for (const CodeTrapSite& s : m.codes[m.funcs[i].pending]->trap_sites) {
             TrapSite t;
             t.offset = s.offset;
             t.code = s.code;
@@ -332,8 +340,9 @@ std::optional<JitError> JITModule::finalize_definitions() {
     size_t first_site = 0;
     for (size_t k = 0; k < m.pending.size(); ++k) {
         const Impl::Func& f = m.funcs[m.pending[k]];
-        const size_t n = f.pending->trap_sites.size();
-        updates.push_back({f.installed ? f.region.code : nullptr, regions[k].code, f.pending->bytes.size(), f.name,
+        const CompiledCode& code = *m.codes[f.pending];
+        const size_t n = code.trap_sites.size();
+        updates.push_back({f.installed ? f.region.code : nullptr, regions[k].code, code.bytes.size(), f.name,
                            std::span<const TrapSite>(sites).subspan(first_site, n)});
         first_site += n;
     }
@@ -348,9 +357,9 @@ std::optional<JitError> JITModule::finalize_definitions() {
         if (f.installed) m.memory.release(f.region);
         f.region = regions[k];
         f.installed = true;
-        m.recycle_code(std::move(f.code));
-        f.code = std::move(*f.pending);
-        f.pending.reset();
+        if (f.code != Impl::kNoCode) m.free_code(f.code);
+        f.code = f.pending;
+        f.pending = Impl::kNoCode;
     }
     m.pending.clear();
     return std::nullopt;
@@ -377,7 +386,7 @@ const void* JITModule::get_finalized_function(FuncId id) const {
 
 const CompiledCode* JITModule::compiled_code(FuncId id) const {
     if (id.index >= impl_->funcs.size() || !impl_->funcs[id.index].installed) return nullptr;
-    return &impl_->funcs[id.index].code;
+    return impl_->codes[impl_->funcs[id.index].code].get();
 }
 
 const Signature* JITModule::signature(FuncId id) const {

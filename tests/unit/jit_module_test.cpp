@@ -376,6 +376,36 @@ TEST(JitModuleTest, BatchesOfRedefinitionsReuseBuffersCorrectly) {
     }
 }
 
+// compiled_code() points at an object that stays where it is while other
+// functions are defined and installed (the module keeps every function's
+// code in a slot of its own), and shows the installed version until a
+// pending redefinition is installed.
+TEST(JitModuleTest, CompiledCodeStaysPutAcrossOtherDefinitions) {
+    JITModule jit(checked());
+    auto first = parse_one(batch_body(0, 1, 0));
+    const FuncId id = define(jit, *first);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    const CompiledCode* code = jit.compiled_code(id);
+    ASSERT_NE(code, nullptr);
+    const std::vector<uint8_t> bytes = code->bytes;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 1; i < 40; ++i) {
+            auto f = parse_one(batch_body(i, i, i % 3));
+            define(jit, *f);
+        }
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        ASSERT_EQ(jit.compiled_code(id), code) << round;
+        ASSERT_EQ(code->bytes, bytes) << round;
+    }
+    auto second = parse_one(batch_body(0, 7, 6));
+    ASSERT_FALSE(jit.define_function(id, *second).has_value());
+    EXPECT_EQ(jit.compiled_code(id)->bytes, bytes) << "pending, not installed yet";
+    EXPECT_EQ(jit.get_function<int64_t(int64_t)>(id)(5), 16);
+    ASSERT_FALSE(jit.finalize_definitions().has_value());
+    EXPECT_NE(jit.compiled_code(id)->bytes, bytes);
+    EXPECT_EQ(jit.get_function<int64_t(int64_t)>(id)(5), 22);
+}
+
 TEST(JitModuleTest, TrapsAreReportedWithCodeAndFunction) {
     auto f = parse_one(R"(
 function %div(i32, i32) -> i32 system_v {

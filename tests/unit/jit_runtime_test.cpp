@@ -161,6 +161,32 @@ TEST(JitCodeMemoryTest, RejectsMisuse) {
     EXPECT_TRUE(memory.finalize(*region).has_value()) << "finalize after release";
 }
 
+// allocate_code: one call places a copy of the code (what allocate plus
+// copy_code make), the alignment tail filled with int3, also where a
+// released region's longer code was.
+TEST(JitCodeMemoryTest, AllocateCodeCopiesTheBytesAndFillsTheTail) {
+    CodeMemory memory;
+    EXPECT_FALSE(memory.allocate_code({}).ok()) << "empty code";
+    std::vector<uint8_t> longer(30, 0x90);
+    std::copy(kAddBytes.begin(), kAddBytes.end(), longer.end() - static_cast<ptrdiff_t>(kAddBytes.size()));
+    auto first = memory.allocate_code(longer);
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_EQ(first->code_size, longer.size());
+    EXPECT_TRUE(std::equal(longer.begin(), longer.end(), first->code));
+    EXPECT_EQ(first->code[30], 0xcc);
+    EXPECT_EQ(first->code[31], 0xcc);
+    ASSERT_FALSE(memory.release(*first).has_value());
+    auto r = memory.allocate_code(kAddBytes);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(page_permissions(r->code), "rw-");
+    EXPECT_FALSE(memory.is_finalized(*r));
+    for (size_t k = kAddBytes.size(); k < CodeMemory::kCodeAlign; ++k) EXPECT_EQ(r->code[k], 0xcc) << k;
+    ASSERT_FALSE(memory.finalize_all().has_value());
+    EXPECT_EQ(page_permissions(r->code), "r-x");
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(r->code)(40, 2), 42);
+    EXPECT_EQ(memory.num_regions(), 1u);
+}
+
 TEST(JitCodeMemoryTest, ReleaseOneRegionAndReuse) {
     CodeMemory memory;
     JitCode keep(memory, kAddBytes, "keep");
