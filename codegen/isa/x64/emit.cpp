@@ -854,6 +854,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::FCmp: put(enc::sse_rr(at(), size == 4 ? 0 : 0x66, 0x2E, r(0), r(1))); return;  // ucomiss / ucomisd
+    case Op::Ret: epilogue(); return;
     case Op::Jmp: {
         // A jump to a lone return returns right here (a few bytes more than
         // the jump), unless the return is the next block anyway.
@@ -1033,7 +1034,6 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
         return;
     }
     case Op::BrTable: a_.jmp(gpr(i, 0, 8)); return;
-    case Op::Ret: epilogue(); return;
     case Op::Call:
         // The slot holds the address of the callee's GOT cell (compiled_code.h).
         a_.mov(x86::gpq(kScratchGpr), x86::qword_ptr(symbol_slot(m.aux)));
@@ -1240,7 +1240,16 @@ std::string Emitter::run() {
     emit_jump_tables(vc_.jump_tables, [&](uint32_t b, const Label& table) {
         a_.embedInt32(static_cast<int32_t>(block_offset_[final_target(b)] - code_.labelOffset(table)));
     });
-    emit_symbol_slots(vc_.symbols, /*align_always=*/true);
+    if (std::any_of(symbol_slots_.begin(), symbol_slots_.end(), [](const Label& l) { return l.isValid(); })) {
+        emit_symbol_slots(vc_.symbols, /*align_always=*/true);
+    } else {
+        // The end aligned to 8 as asmjit's data alignment does it (int3
+        // filler), without its call.
+        uint8_t* p = at();
+        const uint32_t pad = (8 - offset() % 8) % 8;
+        std::memset(p, 0xCC, pad);
+        put(p + pad);
+    }
     return finish("x86-64");
 }
 
