@@ -57,20 +57,23 @@ inline uint32_t pos_after(uint32_t inst) { return inst * 4 + 3; }
 inline uint32_t floor_before(uint32_t pos) { return pos & ~uint32_t{3}; }
 
 /// A place where an interval is read or written, with what it needs there.
+/// (No default member values here or in Range: trivial types, so the kept
+/// arrays of them grow by a plain fill, not a constructor call per element.)
 struct UsePos {
-    uint32_t pos = 0;
-    uint32_t live_to = 0;  // the value must stay live up to here (exclusive)
-    uint8_t must_reg = 0;  // needs a register at `pos`
-    uint8_t hint = kNoHint;  // preferred register (hw) of a Fixed operand
-    uint8_t kind = 0;  // kUseOp, kUseDef or kUseEdge
+    uint32_t pos;
+    uint32_t live_to;  // the value must stay live up to here (exclusive)
+    uint8_t must_reg;  // needs a register at `pos`
+    uint8_t hint;      // preferred register (hw) of a Fixed operand, or kNoHint
+    uint8_t kind;      // kUseOp, kUseDef or kUseEdge
 };
 inline constexpr uint8_t kUseOp = 0;    // an operand reads the value
 inline constexpr uint8_t kUseDef = 1;   // the definition (operand or block parameter)
 inline constexpr uint8_t kUseEdge = 2;  // a branch passes the value to a successor
 
 struct Range {
-    uint32_t from = 0, to = 0;
+    uint32_t from, to;
 };
+static_assert(std::is_trivial_v<UsePos> && std::is_trivial_v<Range>);
 
 /// A register reserved for [from, to) for `owner` (a vreg index; kNone for
 /// clobbers).

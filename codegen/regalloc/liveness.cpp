@@ -509,6 +509,7 @@ std::string build_liveness(Context::Impl& s) {
     // ranges in use; readers go by the intervals' range_begin/range_end).
     uint32_t nr = 0;
     s.intervals.clear();
+    if (s.intervals.capacity() < nv) s.intervals.reserve(nv);  // one per vreg at most, before splits
     if (s.first_interval.size() < nv) s.first_interval.resize(nv);  // written for every vreg below
     uint32_t* first_interval = s.first_interval.data();
     if (s.spill_slot.size() < nv) s.spill_slot.resize(nv);  // written for every vreg with an interval
