@@ -65,6 +65,21 @@ size_t edits_at(const Output& out, ProgPoint p) {
 }
 
 Operand def_any(VReg v) { return {v, OperandKind::Def, OperandPos::Late, Constraint::Any, 0}; }
+
+// Calls check(function, env, what) for `count` random functions of varied
+// shapes (options drawn from seed meta_base + k), cycling through the test
+// environments.
+template <class Check>
+void for_random_functions(uint64_t meta_base, uint64_t count, Check check) {
+    const auto envs = testing::test_envs();
+    for (uint64_t seed = 0; seed < count; ++seed) {
+        testing::RandomSource meta(meta_base + seed);
+        const testing::GenOptions opt = testing::varied_options(meta);
+        const MachineEnv& env = envs[seed % envs.size()].env;
+        testing::RandomSource rng(seed);
+        check(testing::random_function(rng, env, opt), env, "seed " + std::to_string(seed));
+    }
+}
 Operand use_fixed_late(VReg v, PReg r) {
     Operand op = Operand::use_fixed(v, r);
     op.pos = OperandPos::Late;
@@ -779,14 +794,7 @@ TEST(RegallocLiveness, ReusedOperandMaskNamesTheConsumedUses) {
         fb.ret(b, {Operand::use_fixed(w, kRax), Operand::use_fixed(u, kRdx), Operand::use(y)});
         expect_masks(fb.finish(), testing::x64_env(), "hand-built");
     }
-    const auto envs = testing::test_envs();
-    for (uint64_t seed = 0; seed < 300; ++seed) {
-        testing::RandomSource meta(900 + seed);
-        const testing::GenOptions opt = testing::varied_options(meta);
-        const MachineEnv& env = envs[seed % envs.size()].env;
-        testing::RandomSource rng(seed);
-        expect_masks(testing::random_function(rng, env, opt), env, "seed " + std::to_string(seed));
-    }
+    for_random_functions(900, 300, expect_masks);
 }
 
 // Spill weights, next-must links and the split-position table are made only
@@ -1018,14 +1026,7 @@ TEST(RegallocLiveness, LiveRangesMatchAFixpointReference) {
             EXPECT_GT(globals, 0u) << what;
         }
     };
-    const auto envs = testing::test_envs();
-    for (uint64_t seed = 0; seed < 300; ++seed) {
-        testing::RandomSource meta(1300 + seed);
-        const testing::GenOptions opt = testing::varied_options(meta);
-        const MachineEnv& env = envs[seed % envs.size()].env;
-        testing::RandomSource rng(seed);
-        expect_ranges(testing::random_function(rng, env, opt), env, "seed " + std::to_string(seed));
-    }
+    for_random_functions(1300, 300, expect_ranges);
 }
 
 // --- Errors ------------------------------------------------------------------
