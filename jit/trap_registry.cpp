@@ -143,14 +143,14 @@ std::optional<JitError> TrapRegistry::stage_locked(std::span<const Update> updat
 }
 
 std::optional<JitError> TrapRegistry::merge_locked() {
-    // One walk along the leaves: a leaf that no removal and no new range
-    // falls into is kept as it is; the others are merged with their new
+    // One walk along the leaves: the leaves that no removal and no new
+    // range falls into are kept as they are (found by binary search from
+    // one touched leaf to the next); the others are merged with their new
     // ranges, without their removed ones, into fresh leaves (the table
     // itself is not touched until the whole batch has been checked). A new
     // range goes to the last leaf whose first start is at or below its own
-    // (the first leaf for one below every leaf). Every range of the result
-    // is compared with the one before it: a new range must not overlap
-    // either neighbour.
+    // (the first leaf for one below every leaf). A new range is compared
+    // with its neighbours in the result: it must overlap neither.
     next_leaves_.clear();
     fresh_.clear();
     gone_.clear();
@@ -196,37 +196,100 @@ std::optional<JitError> TrapRegistry::merge_locked() {
     };
     const size_t num_leaves = leaves_.size();
     for (size_t i = 0; i < num_leaves || (i == 0 && num_new > 0); ++i) {
-        Leaf* leaf = i < num_leaves ? leaves_[i] : nullptr;
-        const uintptr_t upper = i + 1 < num_leaves ? leaves_[i + 1]->first() : UINTPTR_MAX;
-        const bool touched = (ins < num_new && staged_[order_[ins]]->start < upper) ||
-                             (rem < num_removed && removed_[rem] < upper);
-        if (!touched) {
-            if (prev_new) check(leaf->ranges[0], false);
-            prev = leaf->ranges[leaf->count - 1];
-            prev_new = false;
-            next_leaves_.push_back(leaf);
-            continue;
-        }
-        const uint32_t count = leaf ? leaf->count : 0;
-        uint32_t j = 0;
-        for (;;) {
-            const Range* old = j < count ? leaf->ranges[j] : nullptr;
-            const Range* add = ins < num_new && staged_[order_[ins]]->start < upper ? staged_[order_[ins]].get() : nullptr;
-            if (!old && !add) break;
-            if (old && (!add || old->start < add->start)) {
-                ++j;
-                while (rem < num_removed && removed_[rem] < old->start) ++rem;
-                if (rem < num_removed && removed_[rem] == old->start) {
-                    gone_.push_back(old);
-                    continue;
-                }
-                emit(old, false);
-            } else {
-                ++ins;
-                emit(add, true);
+        if (num_leaves > 0) {
+            // The leaf the next new range or removal falls into (a binary
+            // search); the leaves before it are untouched and kept in one
+            // piece, only the first of them compared with a new range
+            // before it.
+            uintptr_t key = rem < num_removed ? removed_[rem] : UINTPTR_MAX;
+            if (ins < num_new) key = std::min(key, staged_[order_[ins]]->start);
+            size_t t = num_leaves;
+            if (ins < num_new || rem < num_removed) {
+                auto it = std::upper_bound(leaves_.begin() + static_cast<ptrdiff_t>(i), leaves_.end(), key,
+                                           [](uintptr_t v, const Leaf* l) { return v < l->first(); });
+                t = std::max(i, static_cast<size_t>(it - leaves_.begin()) - (it == leaves_.begin() ? 0 : 1));
+            }
+            if (t > i) {
+                if (prev_new) check(leaves_[i]->ranges[0], false);
+                next_leaves_.insert(next_leaves_.end(), leaves_.begin() + static_cast<ptrdiff_t>(i),
+                                    leaves_.begin() + static_cast<ptrdiff_t>(t));
+                const Leaf* last = leaves_[t - 1];
+                prev = last->ranges[last->count - 1];
+                prev_new = false;
+                i = t;
+                if (i == num_leaves) break;
             }
         }
-        while (rem < num_removed && removed_[rem] < upper) ++rem;  // starts of no range
+        Leaf* leaf = i < num_leaves ? leaves_[i] : nullptr;
+        const uintptr_t upper = i + 1 < num_leaves ? leaves_[i + 1]->first() : UINTPTR_MAX;
+        // With few changes for the leaf's size, its old ranges go over in
+        // runs between the batch's keys in it; ranges of the table never
+        // overlap each other, so only a run's first range is compared
+        // with what comes before it.
+        const Range* const* olds = leaf ? leaf->ranges : nullptr;
+        const uint32_t count = leaf ? leaf->count : 0;
+        uint32_t j = 0;
+        auto copy_run = [&](uint32_t k) {
+            if (k <= j) return;
+            check(olds[j], false);
+            if (k == j + 1) merged_.push_back(olds[j]);
+            else merged_.insert(merged_.end(), olds + j, olds + k);
+            prev = olds[k - 1];
+            prev_new = false;
+            j = k;
+        };
+        // The end of the run of old ranges starting below `key`: a few
+        // steps along (dense batches), then a binary search (a few changes
+        // in a full leaf).
+        auto run_end = [&](uintptr_t key) {
+            uint32_t k = j;
+            for (const uint32_t near = std::min(count, j + 8); k < near; ++k) {
+                if (olds[k]->start >= key) return k;
+            }
+            return static_cast<uint32_t>(
+                std::lower_bound(olds + k, olds + count, key, [](const Range* r, uintptr_t v) { return r->start < v; }) -
+                olds);
+        };
+        if ((num_new - ins) + (num_removed - rem) >= count / 4) {
+            // Many changes for the leaf's size: one step per range.
+            for (;;) {
+                const Range* old = j < count ? olds[j] : nullptr;
+                const Range* add =
+                    ins < num_new && staged_[order_[ins]]->start < upper ? staged_[order_[ins]].get() : nullptr;
+                if (!old && !add) break;
+                if (old && (!add || old->start < add->start)) {
+                    ++j;
+                    while (rem < num_removed && removed_[rem] < old->start) ++rem;
+                    if (rem < num_removed && removed_[rem] == old->start) {
+                        gone_.push_back(old);
+                        continue;
+                    }
+                    emit(old, false);
+                } else {
+                    ++ins;
+                    emit(add, true);
+                }
+            }
+            while (rem < num_removed && removed_[rem] < upper) ++rem;  // starts of no range
+        }
+        for (;;) {
+            const bool has_add = ins < num_new && staged_[order_[ins]]->start < upper;
+            const bool has_rem = rem < num_removed && removed_[rem] < upper;
+            if (!has_add && !has_rem) {
+                copy_run(count);
+                break;
+            }
+            uintptr_t key = has_rem ? removed_[rem] : UINTPTR_MAX;
+            if (has_add) key = std::min(key, staged_[order_[ins]]->start);
+            copy_run(run_end(key));
+            if (has_rem && removed_[rem] == key) {
+                // Removals before insertions: a new range may take the place.
+                if (j < count && olds[j]->start == key) gone_.push_back(olds[j++]);
+                ++rem;
+                continue;
+            }
+            emit(staged_[order_[ins++]].get(), true);
+        }
         flush();
         if (leaf) replaced_.push_back(leaf);
     }

@@ -167,7 +167,8 @@ private:
     /// `removed_`. Requires `mutex_`.
     std::optional<JitError> stage_locked(std::span<const Update> updates);
     /// Merges the staged batch into the table in one walk along the leaves
-    /// (O(batch + the leaves it falls into)), checks that no new range
+    /// (a binary search from one touched leaf to the next, the touched
+    /// leaves merged, one pointer copied per untouched leaf), checks that no new range
     /// overlaps another or one that stays, and publishes; on error nothing
     /// changes. Requires `mutex_`.
     std::optional<JitError> merge_locked();
