@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <random>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "codegen/ir/cursor.h"
+#include "codegen/ir/printer.h"
 #include "frontend/function_builder.h"
 #include "frontend/loops.h"
 
@@ -116,6 +118,15 @@ public:
         body(b, entry);
         if (!b.finalize().ok()) state.SkipWithError("finalize failed");
         after(b);
+        if (dump_ && !dumped_) {
+            // HERON_FRONTEND_DUMP=FILE: the first build's text, to show
+            // that a change to the builder builds the same IR.
+            dumped_ = true;
+            if (std::FILE* out = std::fopen(dump_, "a")) {
+                std::fputs(print_function(f_).c_str(), out);
+                std::fclose(out);
+            }
+        }
         insts_ += count_insts(f_);
         meter_.iteration_done();
     }
@@ -138,6 +149,8 @@ private:
     Function f_;
     AllocationMeter meter_;
     uint64_t insts_ = 0;
+    const char* dump_ = std::getenv("HERON_FRONTEND_DUMP");
+    bool dumped_ = false;
 };
 
 // The straight-line code: n instructions of arithmetic over x and y, each

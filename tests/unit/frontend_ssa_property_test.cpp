@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <span>
@@ -373,6 +374,7 @@ void check_seal_orders(bool nested, uint64_t seeds, std::span<const SealOrder> o
             Emitter(b, orders[o], seed * 31 + o, nested).function(program);
             auto r = b.finalize();
             ASSERT_TRUE(r.ok()) << "seed " << seed << " order " << o << ": " << r.error().message;
+            fe_test::dump_function(f);
             VerifierErrors errors;
             ASSERT_TRUE(verify_function(f, errors))
                 << "seed " << seed << " order " << o << "\n" << format_verifier_errors(errors) << print_function(f);

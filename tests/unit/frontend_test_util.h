@@ -4,13 +4,28 @@
 // parameter itself).
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "codegen/ir/function.h"
+#include "codegen/ir/printer.h"
 #include "frontend/function_builder.h"
 
 namespace heron::fe_test {
+
+/// With HERON_FRONTEND_DUMP=FILE set, appends the function's text to FILE
+/// (value numbers included): run a test before and after a change to the
+/// SSA builder and compare the files to show it builds the same IR.
+inline void dump_function(const Function& f) {
+    static const char* path = std::getenv("HERON_FRONTEND_DUMP");
+    if (!path) return;
+    if (std::FILE* out = std::fopen(path, "a")) {
+        std::fputs(print_function(f).c_str(), out);
+        std::fclose(out);
+    }
+}
 
 /// The arguments passed to parameter `index` of `block` by every branch in
 /// the layout (one per edge; a br_table entry counts as an edge).
