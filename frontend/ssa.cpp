@@ -132,6 +132,8 @@ void SSABuilder::clear() {
     user_head_.clear();
     user_tail_.clear();
     worklist_.clear();
+    links_.clear();
+    links_exact_ = true;
     side_effects_.clear();
     removed_params_.clear();
 }
@@ -470,7 +472,7 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
         } else {
             found = func.dfg.append_block_param(m, ty);
             param_var_[found] = var;
-            append_branch_args(func, m, quick_args_);
+            append_branch_args(func, m, found, quick_args_);
         }
         record(var, found, m);
     }
@@ -719,7 +721,7 @@ void SSABuilder::finish_lookup(Function& func, Variable var, Type ty, Value sent
             sentinel = func.dfg.append_block_param(dest, ty);
             param_var_[sentinel] = var;
         }
-        append_branch_args(func, dest, std::span<const Value>(results_.data() + base, n));
+        append_branch_args(func, dest, sentinel, std::span<const Value>(results_.data() + base, n));
         results_.resize(base);
         results_.push_back(sentinel);
         settle_def(var, dest, sentinel, sentinel);
@@ -742,9 +744,16 @@ void SSABuilder::settle_def(Variable var, Block block, Value param, Value value)
     }
 }
 
-void SSABuilder::append_branch_args(Function& func, Block dest, std::span<const Value> args) {
+// `param` (an SSA parameter of `dest`) gets `args` (resolved), one per
+// predecessor, and the links between SSA parameters are noted.
+void SSABuilder::append_branch_args(Function& func, Block dest, Value param, std::span<const Value> args) {
     ValueListPool& pool = func.dfg.value_lists;
     for (uint32_t i = 0; i < args.size(); ++i) {
+        const Value a = args[i];
+        if (a != param && is_ssa_param(a)) {
+            links_[a] |= kPassed;
+            links_[param] |= kGets;
+        }
         Inst branch = predecessor_branch(dest, i);
         for (BlockCall& call : func.dfg.branch_destinations_mut(branch)) {
             if (call.block(pool) == dest) call.append_arg(args[i], pool);
@@ -758,6 +767,7 @@ void SSABuilder::remove_param(Function& func, Block block, Value param, Value re
     func.dfg.remove_block_param(block, def.num);
     func.dfg.change_to_alias(param, replacement);
     removed_params_.push_back(param);
+    if (std::as_const(links_)[param] != 0) links_exact_ = false;
 }
 
 Value SSABuilder::make_zero(Function& func, Variable var, Type ty, Block block) {
@@ -872,10 +882,14 @@ uint32_t SSABuilder::remove_redundant_params(Function& func) {
     // Removing a group can make a parameter that passed the group trivial,
     // and removing that one can complete another group: alternate until a
     // pass finds nothing. (Only functions where groups were removed pay
-    // for a second pass.)
-    uint32_t removed = remove_trivial_params(func);
-    for (;;) {
-        const uint32_t groups = remove_redundant_sccs(func);
+    // for a second pass.) While the links kept during building are exact,
+    // the first trivial pass would find nothing: the group pass starts
+    // from the links instead.
+    const bool from_links = links_exact_;
+    HERON_ASSERT((!from_links || links_match_scan(func)) && "the links kept while building are what a scan finds");
+    uint32_t removed = from_links ? 0 : remove_trivial_params(func);
+    for (bool first = true;; first = false) {
+        const uint32_t groups = remove_redundant_sccs(func, first && from_links);
         removed += groups;
         if (groups == 0) break;
         const uint32_t trivial = remove_trivial_params(func);
@@ -968,6 +982,41 @@ uint32_t SSABuilder::remove_trivial_params(Function& func) {
     return removed;
 }
 
+// For the assertion in remove_redundant_params: with the links exact, a
+// scan as remove_trivial_params makes finds no trivial parameter, and
+// exactly the linked parameters pass and receive parameters.
+bool SSABuilder::links_match_scan(Function& func) {
+    DataFlowGraph& dfg = func.dfg;
+    std::vector<uint8_t> found(dfg.num_values(), 0);
+    bool trivial = false;
+    for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
+        for (Value p : dfg.block_params(Block(b))) {
+            if (!is_ssa_param(p)) continue;
+            Value same;
+            bool several = false;
+            for_each_incoming(*this, dfg, p, [&](Value arg) {
+                Value a = resolve(dfg, arg);
+                if (a == p) return;
+                if (is_ssa_param(a) && dfg.value_def(a).is_param()) {
+                    found[a.index()] |= kPassed;
+                    found[p.index()] |= kGets;
+                }
+                if (a == same) return;
+                if (same.is_valid()) several = true;
+                same = a;
+            });
+            trivial |= !several;
+        }
+    }
+    if (trivial) return false;
+    for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
+        for (Value p : dfg.block_params(Block(b))) {
+            if (is_ssa_param(p) && found[p.index()] != std::as_const(links_)[p]) return false;
+        }
+    }
+    return true;
+}
+
 // Braun et al. 2013, section 3.2: parameters can form groups that pass
 // nothing but each other and one outside value, though none of them is
 // trivial alone (irreducible control flow; or, in a loop nest, an outer
@@ -979,10 +1028,11 @@ uint32_t SSABuilder::remove_trivial_params(Function& func) {
 // nothing from outside it (the inner members): their groups are found and
 // settled next, before any group that comes later (the paper's recursion,
 // as a work stack).
-uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
+uint32_t SSABuilder::remove_redundant_sccs(Function& func, bool from_links) {
     DataFlowGraph& dfg = func.dfg;
     scc_nodes_.clear();
     node_of_.clear();
+    constexpr uint8_t kBoth = kPassed | kGets;
     // Only a parameter that is passed to another parameter and is passed
     // one can be in a group of two or more. The users index of
     // remove_trivial_params lists at least every parameter that receives
@@ -991,7 +1041,10 @@ uint32_t SSABuilder::remove_redundant_sccs(Function& func) {
     // index was built is passed none now (removals replace parameters only).
     for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
         for (Value p : dfg.block_params(Block(b))) {
-            if (!is_ssa_param(p) || user_head_[p] == kNone || !std::as_const(gets_param_)[p]) continue;
+            if (from_links ? std::as_const(links_)[p] != kBoth
+                           : !is_ssa_param(p) || user_head_[p] == kNone || !std::as_const(gets_param_)[p]) {
+                continue;
+            }
             scc_nodes_.push_back(p);
             node_of_[p] = static_cast<uint32_t>(scc_nodes_.size());
         }

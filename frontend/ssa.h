@@ -302,7 +302,7 @@ private:
     void begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel);
     void finish_lookup(Function& func, Variable var, Type ty, Value sentinel, Block dest);
     void settle_def(Variable var, Block block, Value param, Value value);
-    void append_branch_args(Function& func, Block dest, std::span<const Value> args);
+    void append_branch_args(Function& func, Block dest, Value param, std::span<const Value> args);
     void remove_param(Function& func, Block block, Value param, Value replacement);
     Value make_zero(Function& func, Variable var, Type ty, Block block);
     uint32_t next_walk_mark();
@@ -311,7 +311,8 @@ private:
     void add_user(Value used, Value user);
     void drop_param(Function& func, Value param, Value replacement);
     uint32_t remove_trivial_params(Function& func);
-    uint32_t remove_redundant_sccs(Function& func);
+    uint32_t remove_redundant_sccs(Function& func, bool from_links);
+    bool links_match_scan(Function& func);
     void find_sccs(Function& func, const std::vector<uint32_t>& set);
     uint32_t settle_scc(Function& func);
 
@@ -342,6 +343,17 @@ private:
     std::vector<UserNode> user_nodes_;
     DenseTable<Value, uint32_t> user_head_, user_tail_;
     DenseTable<Value, uint8_t> gets_param_;  // passed an SSA parameter (when the users were listed)
+
+    // Kept while building: which SSA parameters are passed to another SSA
+    // parameter (kPassed) and which are passed one (kGets), as the
+    // arguments were appended (they are resolved then). While no
+    // parameter with a link is removed (links_exact_), every argument
+    // still resolves to what it was appended as, so these are what
+    // remove_trivial_params would find by scanning, and no parameter is
+    // trivial (each was kept because its incoming values differed).
+    static constexpr uint8_t kPassed = 1, kGets = 2;
+    DenseTable<Value, uint8_t> links_;
+    bool links_exact_ = true;
     std::vector<Value> worklist_;
 
     // remove_redundant_sccs: the parameter graph (an edge from a parameter
