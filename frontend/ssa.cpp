@@ -4,6 +4,7 @@
 #include "frontend/ssa.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <utility>
 
@@ -38,7 +39,7 @@ DefTable::DefTable() {
 }
 
 void DefTable::clear() {
-    for (std::vector<uint32_t>& d : dense_) d.clear();
+    std::fill(std::begin(dense_len_), std::end(dense_len_), 0u);
     size_ = 0;
     if (++gen_ != 0) return;
     // The generation counter wrapped: forget the old generations for real.
@@ -51,12 +52,25 @@ uint32_t DefTable::slot_of(uint32_t var, uint32_t hi) const {
     return static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
 }
 
-void DefTable::grow_dense(std::vector<uint32_t>& d, uint32_t index) {
-    // Geometric steps (as far as the dense part reaches), so a variable
-    // defined block after block refills only a constant share per block.
-    size_t n = std::max<size_t>(size_t{index} + 1, std::min<size_t>(d.size() * 2, kDenseBlocks));
-    n = std::max<size_t>(n, 64);
-    d.resize(std::min<size_t>(n, kDenseBlocks));
+// Puts `index` in use for variable `var`: the words between the old end
+// and it (and possibly a few beyond) become "no definition" (zero).
+void DefTable::extend_dense(uint32_t var, uint32_t index) {
+    const uint32_t len = dense_len_[var];
+    if (index >= dense_cap_[var]) {
+        // Geometric steps (as far as the dense part reaches), so a variable
+        // defined block after block reallocates only now and then. Only
+        // the words in use are copied; the new ones are filled below.
+        const uint32_t cap = std::max({index + 1, std::min(dense_cap_[var] * 2, kDenseBlocks), 64u});
+        std::unique_ptr<uint32_t[]> grown(new uint32_t[cap]);
+        if (len != 0) std::memcpy(grown.get(), dense_[var].get(), size_t{len} * sizeof(uint32_t));
+        dense_[var] = std::move(grown);
+        dense_cap_[var] = cap;
+    }
+    // The words in use grow geometrically too (at most twice what is
+    // needed), so a variable defined block after block fills now and then.
+    const uint32_t new_len = std::min(dense_cap_[var], std::max({index + 1, len * 2, 64u}));
+    std::memset(dense_[var].get() + len, 0, size_t{new_len - len} * sizeof(uint32_t));
+    dense_len_[var] = new_len;
 }
 
 PackedOption<Value> DefTable::hashed_get(Variable var, Block block) const {

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -103,16 +104,18 @@ private:
 /// check and a load, and walking back through blocks for one variable reads
 /// consecutive words. Which part holds a pair depends only on the pair, so
 /// nothing moves between them. Memory is at most kDenseVars x kDenseBlocks
-/// words (16 MiB), and only as far as definitions reach.
+/// words (16 MiB), and only as far as definitions reach. clear() keeps
+/// the arrays and forgets how far they are in use; a definition past that
+/// point zero-fills the words up to it (a memset of exactly what the
+/// function uses, no more).
 ///
 /// Everything else: open addressing with linear probing over 64-byte
 /// slots, each holding one variable's definitions for kPerSlot consecutive
 /// blocks: lookups walk back through nearby blocks, so most of them stay in
 /// one cache line, and memory grows with the block ranges a variable is
 /// used in, never variables x blocks. Slots carry the generation they were
-/// claimed in, so clear() is O(1) for them; the dense arrays are emptied
-/// (growing them again zero-fills, a memset). Every
-/// part keeps its memory.
+/// claimed in, so clear() is O(1) for them, and for the dense arrays
+/// (see above). Every part keeps its memory.
 class DefTable {
 public:
     static constexpr uint32_t kPerSlot = 13;
@@ -123,17 +126,16 @@ public:
     void clear();
     PackedOption<Value> get(Variable var, Block block) const {
         if (is_dense(var, block)) [[likely]] {
-            const std::vector<uint32_t>& d = dense_[var.index()];
-            const uint32_t v = block.index() < d.size() ? d[block.index()] ^ kFlip : Value::kReserved;
+            const uint32_t v =
+                block.index() < dense_len_[var.index()] ? dense_[var.index()][block.index()] ^ kFlip : Value::kReserved;
             return v == Value::kReserved ? PackedOption<Value>() : PackedOption<Value>(Value(v));
         }
         return hashed_get(var, block);
     }
     void set(Variable var, Block block, Value value) {
         if (is_dense(var, block)) [[likely]] {
-            std::vector<uint32_t>& d = dense_[var.index()];
-            if (block.index() >= d.size()) [[unlikely]] grow_dense(d, block.index());
-            d[block.index()] = value.index() ^ kFlip;
+            if (block.index() >= dense_len_[var.index()]) [[unlikely]] extend_dense(var.index(), block.index());
+            dense_[var.index()][block.index()] = value.index() ^ kFlip;
             return;
         }
         hashed_set(var, block, value);
@@ -149,7 +151,7 @@ private:
     // Dense words hold the value's index with every bit flipped, so that a
     // zero word (what growing fills in) is "no definition".
     static constexpr uint32_t kFlip = Value::kReserved;
-    static void grow_dense(std::vector<uint32_t>& d, uint32_t index);
+    void extend_dense(uint32_t var, uint32_t index);
     PackedOption<Value> hashed_get(Variable var, Block block) const;
     void hashed_set(Variable var, Block block, Value value);
 
@@ -160,7 +162,11 @@ private:
     uint32_t slot_of(uint32_t var, uint32_t hi) const;
     void grow();
 
-    std::vector<uint32_t> dense_[kDenseVars];
+    // Only the first dense_len_ words of each array are in use (the rest
+    // is memory kept from earlier functions, not cleared).
+    std::unique_ptr<uint32_t[]> dense_[kDenseVars];
+    uint32_t dense_len_[kDenseVars] = {};
+    uint32_t dense_cap_[kDenseVars] = {};
     std::vector<Slot> slots_;
     uint32_t gen_ = 1;
     uint32_t size_ = 0;
