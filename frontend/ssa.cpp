@@ -155,8 +155,14 @@ void SSABuilder::clear() {
 void SSABuilder::declare_block_predecessor(Block dest, Block pred, Inst branch) {
     HERON_ASSERT(!blocks_[dest].sealed && "a sealed block gets no new predecessors");
     BlockData& d = blocks_[dest];
-    d.pred_blocks.push(pred, pred_block_pool_);
-    d.pred_insts.push(branch, pred_inst_pool_);
+    if (d.num_preds < kInlinePreds) {
+        d.preds[d.num_preds] = pred;
+        d.pred_branches[d.num_preds] = branch;
+    } else {
+        d.more_preds.push(pred, pred_block_pool_);
+        d.more_pred_branches.push(branch, pred_inst_pool_);
+    }
+    ++d.num_preds;
     if (d.seen == 0) d.seen = clock_;
     see(pred);
 }
@@ -250,23 +256,23 @@ SSABuilder::UseVarResult SSABuilder::use_var(Function& func, Variable var, Type 
 SSABuilder::Shape SSABuilder::shape_of(Block block) {
     BlockData& d = blocks_[block];
     if (d.shape != Shape::Unknown) return d.shape;
-    const uint32_t n = d.pred_blocks.size(pred_block_pool_);
+    const uint32_t n = d.num_preds;
     if (n <= 1) {
         d.shape = n == 0 ? Shape::None : Shape::Single;
-        if (n == 1) d.source = d.pred_blocks.get(0, pred_block_pool_);
+        if (n == 1) d.source = pred_block(d, 0);
         return d.shape;
     }
     // The source is the first predecessor or its only predecessor; every
     // other predecessor must be it or a sealed block coming only from it.
     auto only_pred = [&](Block p) -> PackedOption<Block> {
         const BlockData& pd = std::as_const(blocks_)[p];
-        if (!pd.sealed || pd.pred_blocks.size(pred_block_pool_) != 1) return std::nullopt;
-        return pd.pred_blocks.get(0, pred_block_pool_);
+        if (!pd.sealed || pd.num_preds != 1) return std::nullopt;
+        return pred_block(pd, 0);
     };
     auto fits = [&](Block c) {
         uint32_t inner_seen = ~uint32_t{0};
         for (uint32_t i = 0; i < n; ++i) {
-            Block p = d.pred_blocks.get(i, pred_block_pool_);
+            Block p = pred_block(d, i);
             if (p == c) continue;
             if (only_pred(p) != PackedOption<Block>(c)) return false;
             inner_seen = std::min(inner_seen, std::as_const(blocks_)[p].seen);
@@ -274,7 +280,7 @@ SSABuilder::Shape SSABuilder::shape_of(Block block) {
         d.inner_seen = inner_seen;
         return true;
     };
-    const Block first = d.pred_blocks.get(0, pred_block_pool_);
+    const Block first = pred_block(d, 0);
     if (fits(first)) {
         d.source = first;
     } else if (PackedOption<Block> up = only_pred(first); up && fits(*up)) {
@@ -282,7 +288,7 @@ SSABuilder::Shape SSABuilder::shape_of(Block block) {
     } else {
         // A predecessor not sealed yet may still become an arm.
         bool all_sealed = true;
-        for (uint32_t i = 0; i < n; ++i) all_sealed &= std::as_const(blocks_)[d.pred_blocks.get(i, pred_block_pool_)].sealed;
+        for (uint32_t i = 0; i < n; ++i) all_sealed &= std::as_const(blocks_)[pred_block(d, i)].sealed;
         if (!all_sealed) return Shape::None;
         uint32_t body_seen = 0;
         if (!find_loop_body(block, body_seen)) {
@@ -290,7 +296,7 @@ SSABuilder::Shape SSABuilder::shape_of(Block block) {
             return Shape::None;
         }
         BlockData& h = blocks_[block];
-        h.source = h.pred_blocks.get(0, pred_block_pool_);
+        h.source = pred_block(h, 0);
         h.inner_seen = body_seen;
         h.shape = Shape::Loop;
         return Shape::Loop;
@@ -310,28 +316,28 @@ bool SSABuilder::find_loop_body(Block header, uint32_t& min_seen) {
     constexpr uint32_t kMaxBody = 4096;
     const uint32_t mark = next_walk_mark();
     const BlockData& h = std::as_const(blocks_)[header];
-    const Block entry = h.pred_blocks.get(0, pred_block_pool_);
-    const uint32_t n = h.pred_blocks.size(pred_block_pool_);
+    const Block entry = pred_block(h, 0);
+    const uint32_t n = h.num_preds;
     chain_.clear();
     walk_mark_[header] = mark;
     min_seen = ~uint32_t{0};
     auto visit = [&](Block b) {
         if (walk_mark_[b] == mark) return true;
         const BlockData& d = std::as_const(blocks_)[b];
-        if (b == entry || !d.sealed || d.pred_blocks.empty() || chain_.size() >= kMaxBody) return false;
+        if (b == entry || !d.sealed || d.num_preds == 0 || chain_.size() >= kMaxBody) return false;
         walk_mark_[b] = mark;
         min_seen = std::min(min_seen, d.seen);
         chain_.push_back(b);
         return true;
     };
     for (uint32_t i = 1; i < n; ++i) {
-        if (!visit(h.pred_blocks.get(i, pred_block_pool_))) return false;
+        if (!visit(pred_block(h, i))) return false;
     }
     for (size_t k = 0; k < chain_.size(); ++k) {
         const BlockData& d = std::as_const(blocks_)[chain_[k]];
-        const uint32_t m = d.pred_blocks.size(pred_block_pool_);
+        const uint32_t m = d.num_preds;
         for (uint32_t i = 0; i < m; ++i) {
-            if (!visit(d.pred_blocks.get(i, pred_block_pool_))) return false;
+            if (!visit(pred_block(d, i))) return false;
         }
     }
     // Every body block must also be reachable from the header (a cycle of
@@ -347,9 +353,9 @@ bool SSABuilder::find_loop_body(Block header, uint32_t& min_seen) {
             const Block b = chain_[k];
             if (walk_mark_[b] == reached) continue;
             const BlockData& d = std::as_const(blocks_)[b];
-            const uint32_t m = d.pred_blocks.size(pred_block_pool_);
+            const uint32_t m = d.num_preds;
             for (uint32_t i = 0; i < m; ++i) {
-                if (walk_mark_[d.pred_blocks.get(i, pred_block_pool_)] == reached) {
+                if (walk_mark_[pred_block(d, i)] == reached) {
                     walk_mark_[b] = reached;
                     --left;
                     break;
@@ -412,10 +418,10 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
                 if (!loop_value(func, var, ty, b, found)) return false;
                 break;
             }
-            const uint32_t n = d->pred_blocks.size(pred_block_pool_);
+            const uint32_t n = d->num_preds;
             bool arm_holds_value = false;
             for (uint32_t i = 0; i < n && !arm_holds_value; ++i) {
-                Block p = d->pred_blocks.get(i, pred_block_pool_);
+                Block p = pred_block(*d, i);
                 if (p == next || std::as_const(blocks_)[p].seen > t) continue;
                 PackedOption<Value> a = raw_def(var, p);
                 if (!a) continue;
@@ -439,7 +445,7 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
                 // it up either, nor make parameters above for it).
                 bool needs_source = false;
                 for (uint32_t i = 0; i < n && !needs_source; ++i) {
-                    Block p = d->pred_blocks.get(i, pred_block_pool_);
+                    Block p = pred_block(*d, i);
                     needs_source = p == next || !raw_def(var, p);
                 }
                 if (!needs_source) break;
@@ -468,11 +474,11 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
     for (uint32_t k = num_pending; k-- > 0;) {
         const Block m = pending[k];
         const BlockData& d = std::as_const(blocks_)[m];
-        const uint32_t n = d.pred_blocks.size(pred_block_pool_);
+        const uint32_t n = d.num_preds;
         quick_args_.clear();
         bool differ = false;
         for (uint32_t i = 0; i < n; ++i) {
-            Block p = d.pred_blocks.get(i, pred_block_pool_);
+            Block p = pred_block(d, i);
             Value a = found;
             if (p != *d.source) {
                 if (PackedOption<Value> w = raw_def(var, p)) a = resolve(func.dfg, *w);
@@ -629,9 +635,9 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
         const BlockData& d = std::as_const(blocks_)[b];
         if (!d.sealed || walk_mark_[b] == mark) break;
         PackedOption<Block> next;
-        uint32_t n = d.pred_blocks.size(pred_block_pool_);
+        uint32_t n = d.num_preds;
         if (n == 1) {
-            next = d.pred_blocks.get(0, pred_block_pool_);
+            next = pred_block(d, 0);
         } else if (n > 1) {
             next = common_source(var, b);
         }
@@ -647,7 +653,7 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
             // Not all predecessors are known: a parameter now, its
             // arguments at seal_block.
             found = make_unsealed_param(func, var, ty, b);
-        } else if (d.pred_blocks.empty()) {
+        } else if (d.num_preds == 0) {
             // The entry block, or a block nothing jumps to: no definition
             // reaches.
             found = make_zero(func, var, ty, b);
@@ -677,14 +683,14 @@ void SSABuilder::use_var_step(Function& func, Variable var, Type ty, Block block
 // predecessor. Returns C, or none.
 PackedOption<Block> SSABuilder::common_source(Variable var, Block block) const {
     const BlockData& d = blocks_[block];
-    uint32_t n = d.pred_blocks.size(pred_block_pool_);
+    uint32_t n = d.num_preds;
     Block common;
     for (uint32_t i = 0; i < n; ++i) {
-        Block p = d.pred_blocks.get(i, pred_block_pool_);
+        Block p = pred_block(d, i);
         Block source = p;
         const BlockData& pd = blocks_[p];
-        if (pd.sealed && pd.pred_blocks.size(pred_block_pool_) == 1 && !raw_def(var, p)) {
-            source = pd.pred_blocks.get(0, pred_block_pool_);
+        if (pd.sealed && pd.num_preds == 1 && !raw_def(var, p)) {
+            source = pred_block(pd, 0);
         }
         if (i == 0) {
             common = source;
@@ -698,10 +704,10 @@ PackedOption<Block> SSABuilder::common_source(Variable var, Block block) const {
 void SSABuilder::begin_lookup(Function& func, Variable var, Type ty, Block block, Value sentinel) {
     calls_.push_back(Call{Call::Kind::FinishLookup, block, sentinel});
     const BlockData& d = std::as_const(blocks_)[block];
-    uint32_t n = d.pred_blocks.size(pred_block_pool_);
+    uint32_t n = d.num_preds;
     // Pushed last-first, so they run (and their results land) in order.
     for (uint32_t i = n; i-- > 0;) {
-        calls_.push_back(Call{Call::Kind::UseVar, d.pred_blocks.get(i, pred_block_pool_), Value()});
+        calls_.push_back(Call{Call::Kind::UseVar, pred_block(d, i), Value()});
     }
 }
 

@@ -204,12 +204,11 @@ public:
     uint32_t seal_all_blocks(Function& func);
 
     bool is_sealed(Block block) const { return blocks_[block].sealed; }
-    uint32_t num_predecessors(Block block) const { return blocks_[block].pred_blocks.size(pred_block_pool_); }
-    Block predecessor_block(Block block, uint32_t i) const {
-        return blocks_[block].pred_blocks.get(i, pred_block_pool_);
-    }
+    uint32_t num_predecessors(Block block) const { return blocks_[block].num_preds; }
+    Block predecessor_block(Block block, uint32_t i) const { return pred_block(blocks_[block], i); }
     Inst predecessor_branch(Block block, uint32_t i) const {
-        return blocks_[block].pred_insts.get(i, pred_inst_pool_);
+        const BlockData& d = blocks_[block];
+        return i < kInlinePreds ? d.pred_branches[i] : d.more_pred_branches.get(i - kInlinePreds, pred_inst_pool_);
     }
     /// True if `value` is a block parameter this builder created.
     bool is_ssa_param(Value value) const { return param_var_[value].is_valid(); }
@@ -243,9 +242,15 @@ private:
     // from this block: a loop header whose body does not define the
     // variable has the value it has at the end of `source`).
     enum class Shape : uint8_t { Unknown, None, Single, Merge, Loop };
+    // Predecessors (block and branch): the first kInlinePreds in the
+    // block's own data (most blocks have one or two), the rest in pools.
+    static constexpr uint32_t kInlinePreds = 2;
     struct BlockData {
-        EntityList<Block> pred_blocks;
-        EntityList<Inst> pred_insts;
+        uint32_t num_preds = 0;
+        Block preds[kInlinePreds];
+        Inst pred_branches[kInlinePreds];
+        EntityList<Block> more_preds;
+        EntityList<Inst> more_pred_branches;
         EntityList<Value> undef;  // parameters made while unsealed, in order
         bool sealed = false;
         Shape shape = Shape::Unknown;
@@ -289,6 +294,9 @@ private:
         PackedOption<Value> value;
     };
 
+    Block pred_block(const BlockData& d, uint32_t i) const {
+        return i < kInlinePreds ? d.preds[i] : d.more_preds.get(i - kInlinePreds, pred_block_pool_);
+    }
     void record(Variable var, Value value, Block block);
     void see(Block block);
     bool quick_lookup(Function& func, Variable var, Type ty, Block block, Value& out, Block& above);
