@@ -869,6 +869,24 @@ void SSABuilder::drop_param(Function& func, Value param, Value replacement) {
     remove_param(func, block, param, replacement);
 }
 
+// Calls link(a) for every incoming argument of SSA parameter `p` that
+// resolves to another SSA parameter still in place; true if the incoming
+// values are all one value or `p` itself (trivial).
+template <typename F>
+bool SSABuilder::scan_param(DataFlowGraph& dfg, Value p, F&& link) {
+    Value same;
+    bool several = false;
+    for_each_incoming(*this, dfg, p, [&](Value arg) {
+        Value a = resolve(dfg, arg);
+        if (a == p) return;
+        if (is_ssa_param(a) && dfg.value_def(a).is_param()) link(a);
+        if (a == same) return;
+        if (same.is_valid()) several = true;
+        same = a;
+    });
+    return !several;
+}
+
 void SSABuilder::add_user(Value used, Value user) {
     uint32_t node = static_cast<uint32_t>(user_nodes_.size());
     user_nodes_.push_back(UserNode{user, kNone});
@@ -936,20 +954,11 @@ uint32_t SSABuilder::remove_trivial_params(Function& func) {
     for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
         for (Value p : dfg.block_params(Block(b))) {
             if (!is_ssa_param(p)) continue;
-            Value same;
-            bool several = false;
-            for_each_incoming(*this, dfg, p, [&](Value arg) {
-                Value a = resolve(dfg, arg);
-                if (a == p) return;
-                if (is_ssa_param(a) && dfg.value_def(a).is_param()) {
-                    add_user(a, p);
-                    gets_param_[p] = 1;
-                }
-                if (a == same) return;
-                if (same.is_valid()) several = true;
-                same = a;
+            const bool trivial = scan_param(dfg, p, [&](Value a) {
+                add_user(a, p);
+                gets_param_[p] = 1;
             });
-            if (!several) worklist_.push_back(p);
+            if (trivial) worklist_.push_back(p);
         }
     }
 
@@ -1012,20 +1021,10 @@ bool SSABuilder::links_match_scan(Function& func) {
     for (uint32_t b = 0; b < dfg.num_blocks(); ++b) {
         for (Value p : dfg.block_params(Block(b))) {
             if (!is_ssa_param(p)) continue;
-            Value same;
-            bool several = false;
-            for_each_incoming(*this, dfg, p, [&](Value arg) {
-                Value a = resolve(dfg, arg);
-                if (a == p) return;
-                if (is_ssa_param(a) && dfg.value_def(a).is_param()) {
-                    found[a.index()] |= kPassed;
-                    found[p.index()] |= kGets;
-                }
-                if (a == same) return;
-                if (same.is_valid()) several = true;
-                same = a;
+            trivial |= scan_param(dfg, p, [&](Value a) {
+                found[a.index()] |= kPassed;
+                found[p.index()] |= kGets;
             });
-            trivial |= !several;
         }
     }
     if (trivial) return false;

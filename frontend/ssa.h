@@ -322,6 +322,8 @@ private:
     uint32_t next_walk_mark();
     // remove_redundant_params helpers
     bool unique_incoming(Function& func, Value param, Value& same);
+    template <typename F>
+    bool scan_param(DataFlowGraph& dfg, Value p, F&& link);
     void add_user(Value used, Value user);
     void drop_param(Function& func, Value param, Value replacement);
     uint32_t remove_trivial_params(Function& func);

@@ -158,5 +158,131 @@ TEST(FrontendTablesTest, FunctionAcrossTheDenseLimitComputesTheSame) {
     }
 }
 
+// clear() keeps the dense arrays and only forgets how far they are in
+// use: a block defined in an earlier function must read as undefined in
+// the next one, also when a definition further on has put the words
+// around it back in use.
+TEST(FrontendTablesTest, DenseWordsFromTheLastFunctionAreNotSeenAfterClear) {
+    DefTable table;
+    table.set(Variable(0), Block(100), Value(7));
+    table.set(Variable(0), Block(3000), Value(8));
+    table.set(Variable(1), Block(5), Value(9));
+    table.clear();
+    table.set(Variable(0), Block(10), Value(1));
+    EXPECT_FALSE(table.get(Variable(0), Block(100)));
+    table.set(Variable(0), Block(200), Value(2));  // back in use past 100
+    EXPECT_FALSE(table.get(Variable(0), Block(100)));
+    EXPECT_FALSE(table.get(Variable(0), Block(3000)));
+    table.set(Variable(0), Block(5000), Value(3));  // past 3000
+    EXPECT_FALSE(table.get(Variable(0), Block(3000)));
+    EXPECT_FALSE(table.get(Variable(1), Block(5)));
+    ASSERT_TRUE(table.get(Variable(0), Block(10)));
+    EXPECT_EQ((*table.get(Variable(0), Block(200))).index(), 2u);
+    EXPECT_EQ((*table.get(Variable(0), Block(5000))).index(), 3u);
+}
+
+// The same through the builder: one context, the first function defines
+// x in block 4, the second only reads it there (after defining it in a
+// later block, so the table is in use past block 4): the read must be an
+// undefined read (a zero), not the first function's value.
+TEST(FrontendTablesTest, SecondFunctionDoesNotSeeTheFirstFunctionsDefinitions) {
+    FunctionBuilderContext ctx;
+    for (int build = 0; build < 2; ++build) {
+        Function f(ExternalName::testcase("f"), fe_test::i32_signature(1));
+        FunctionBuilder b(f, ctx);
+        Block entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        Variable x = b.declare_var(types::I32);
+        // Blocks 1..4 in a chain; block 4 is a fresh entry-less block in
+        // the second build.
+        Block prev = entry;
+        for (int i = 1; i <= 3; ++i) {
+            Block next = b.create_block();
+            b.ins().jump(next);
+            b.seal_block(next);
+            b.switch_to_block(next);
+            prev = next;
+        }
+        (void)prev;
+        Block four = b.create_block();
+        if (build == 0) {
+            b.def_var(x, b.block_params(entry)[0]);
+            b.ins().jump(four);
+            b.seal_block(four);
+            b.switch_to_block(four);
+            b.def_var(x, b.ins().iconst(types::I32, 77));
+            b.ins().return_({b.use_var(x)});
+        } else {
+            // Block four has no predecessors: reading x there finds nothing.
+            b.ins().return_({b.ins().iconst(types::I32, 1)});
+            Block late = b.create_block();
+            b.seal_block(four);
+            b.switch_to_block(late);
+            b.seal_block(late);
+            b.def_var(x, b.ins().iconst(types::I32, 5));  // in use past block 4 again
+            b.ins().return_({b.use_var(x)});
+            b.switch_to_block(four);
+            Value v = b.use_var(x);
+            b.ins().return_({v});
+            ASSERT_EQ(b.undefined_reads().size(), 1u);
+            EXPECT_EQ(b.undefined_reads()[0].block, four);
+            EXPECT_EQ(b.undefined_reads()[0].zero, v);
+        }
+        ASSERT_TRUE(b.finalize().ok()) << "build " << build;
+        VerifierErrors errors;
+        ASSERT_TRUE(verify_function(f, errors)) << format_verifier_errors(errors);
+    }
+}
+
+// A merge of five predecessors, each bringing its own value of x (the
+// first two predecessors live in the block's data, the others in the
+// pools): the parameter's arguments must follow the edges, whichever
+// path is taken, and a variable none of them defines needs no parameter.
+TEST(FrontendTablesTest, MergeOfFivePredecessorsGetsEachEdgesValue) {
+    constexpr int kArms = 5;
+    FunctionBuilderContext ctx;
+    Function f(ExternalName::testcase("five"), fe_test::i32_signature(1));
+    FunctionBuilder b(f, ctx);
+    Block entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    Value sel = b.block_params(entry)[0];
+    Variable x = b.declare_var(types::I32), y = b.declare_var(types::I32);
+    b.def_var(y, b.ins().iconst(types::I32, 1000));
+    Block merge = b.create_block();
+    Block test = entry;
+    for (int i = 0; i < kArms; ++i) {
+        Block arm = b.create_block(), next = b.create_block();
+        b.switch_to_block(test);
+        b.ins().brif(b.ins().icmp_imm(IntCC::Eq, sel, i), arm, next);
+        b.seal_block(arm);
+        b.seal_block(next);
+        b.switch_to_block(arm);
+        b.def_var(x, b.ins().iconst(types::I32, 10 * (i + 1)));
+        b.ins().jump(merge);
+        test = next;
+    }
+    b.switch_to_block(test);
+    b.ins().return_({b.ins().iconst(types::I32, 0)});
+    b.seal_block(merge);
+    b.switch_to_block(merge);
+    b.ins().return_({b.ins().iadd(b.use_var(x), b.use_var(y))});
+    ASSERT_TRUE(b.finalize().ok());
+    EXPECT_EQ(b.ssa().num_predecessors(merge), static_cast<uint32_t>(kArms));
+    EXPECT_EQ(f.dfg.block_params(merge).size(), 1u);  // x only; y is the entry's
+    VerifierErrors errors;
+    ASSERT_TRUE(verify_function(f, errors)) << format_verifier_errors(errors);
+    Interpreter interp;
+    for (int i = 0; i <= kArms; ++i) {
+        DataValue args[] = {DataValue::i32(static_cast<uint32_t>(i))};
+        InterpOutcome out = interp.call(f, args);
+        ASSERT_EQ(out.kind, InterpOutcome::Kind::Return) << out.message;
+        EXPECT_EQ(static_cast<uint32_t>(out.values[0].as_unsigned()), i < kArms ? 10u * (i + 1) + 1000 : 0u);
+    }
+}
+
 }  // namespace
 }  // namespace heron
