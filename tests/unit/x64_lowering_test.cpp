@@ -491,6 +491,31 @@ block3:
     EXPECT_FALSE(std::regex_search(a, self_move)) << a;
 }
 
+TEST(X64EmitTest, BrTableBranchesToTheDefaultAndJumpsThroughR11) {
+    // An index not below the table length branches to the default (no cmov
+    // clamp); the table entry is added to the table address in r11, so the
+    // dispatch takes no allocated register besides the index.
+    std::string a = asm_of(R"(
+function %t(i32, i64) -> i64 {
+block0(v0: i32, v1: i64):
+    br_table v0, block1, [block2, block3, block2]
+block1:
+    return v1
+block2:
+    v3 = iconst.i64 2
+    return v3
+block3:
+    v4 = iadd v1, v1
+    return v4
+}
+)");
+    EXPECT_EQ(a.find("cmov"), std::string::npos) << a;
+    EXPECT_NE(a.find("cmp rax, 0x03\n"), std::string::npos) << a;
+    EXPECT_NE(a.find(" jnb "), std::string::npos) << a;
+    EXPECT_NE(a.find("add r11, [r11+rax*8]\n"), std::string::npos) << a;
+    EXPECT_NE(a.find("jmp r11\n"), std::string::npos) << a;
+}
+
 TEST(X64EmitTest, AJumpToALoneReturnReturnsInPlaceAndNoFrameMeansNoRspRestore) {
     // fib's base case jumps to the return block: it gets its own epilogue
     // instead of the jump. Without a frame below the callee-saved pushes

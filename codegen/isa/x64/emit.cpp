@@ -1017,23 +1017,22 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
         return;
     case Op::CvtIntToFloat: emit_cvt_from_int(i, m); return;
     case Op::CvtFloatToInt: emit_cvt_to_int(i, m); return;
-    case Op::JumpTableAddr: {
-        // Table layout: one 32-bit offset (from the table start) per entry,
-        // then the default's; the index is clamped to the default's slot.
+    case Op::BrTable: {
+        // `cmp idx, n; jae default; lea r11, [table]; add r11, [r11+idx*8];
+        // jmp r11`: the table holds one 64-bit offset (from the table start)
+        // per entry, so r11 is the only register it needs. The index is
+        // zero-extended (lowering). The default's entry follows, unused.
         const std::vector<uint32_t>& t = vc_.jump_tables[m.aux];
-        x86::Gp idx = gpr(i, 0, 8), addr = gpr(i, 1, 8), tmp = gpr(i, 2, 8);
-        uint32_t n = static_cast<uint32_t>(t.size() - 1);
+        const x86::Gp idx = gpr(i, 0, 8), scratch = x86::gpq(kScratchGpr);
         Label table = a_.newLabel();
         table_labels_[m.aux] = table;
-        a_.mov(tmp.r32(), n);
-        a_.cmp(idx, tmp);
-        a_.cmovb(tmp, idx);
-        a_.lea(addr, x86::ptr(table));
-        a_.movsxd(tmp, x86::dword_ptr(addr, tmp, 2));
-        a_.add(addr, tmp);
+        a_.cmp(idx, static_cast<uint32_t>(t.size() - 1));
+        jump_to_block(Cond::AE, t[0], kNoBlock);
+        a_.lea(scratch, x86::ptr(table));
+        a_.add(scratch, x86::qword_ptr(scratch, idx, 3));
+        a_.jmp(scratch);
         return;
     }
-    case Op::BrTable: a_.jmp(gpr(i, 0, 8)); return;
     case Op::Call:
         // The slot holds the address of the callee's GOT cell (compiled_code.h).
         a_.mov(x86::gpq(kScratchGpr), x86::qword_ptr(symbol_slot(m.aux)));
@@ -1238,7 +1237,7 @@ std::string Emitter::run() {
     relax_block_jumps();
     emit_trap_stubs([&] { a_.ud2(); });
     emit_jump_tables(vc_.jump_tables, [&](uint32_t b, const Label& table) {
-        a_.embedInt32(static_cast<int32_t>(block_offset_[final_target(b)] - code_.labelOffset(table)));
+        a_.embedInt64(static_cast<int64_t>(block_offset_[final_target(b)]) - static_cast<int64_t>(code_.labelOffset(table)));
     });
     if (std::any_of(symbol_slots_.begin(), symbol_slots_.end(), [](const Label& l) { return l.isValid(); })) {
         emit_symbol_slots(vc_.symbols, /*align_always=*/true);

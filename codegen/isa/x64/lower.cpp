@@ -1385,21 +1385,18 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
         return;
     }
     default: {
-        // Index is i32: zero-extend, clamp to the table length (the entry
-        // after the last is the default), load the target's address, jump.
-        // The address computation is not a terminator, so the terminator
-        // itself defines nothing.
+        // Index is i32, zero-extended to 64 bits: the terminator compares
+        // it with the table length (jumping to the default when it is not
+        // below), then jumps through the table (emit.cpp). It needs no
+        // register of its own: the address goes through the scratch r11.
         // A little-endian load.i32 wrote the index with `mov r32, [m]`,
         // which clears bits 32-63 already.
         VReg idx = use(d.args[0]);
         auto ld = def_with(d.args[0], Opcode::Load);
         if (!ld || dfg_[*ld].flags.has(MemFlags::Big)) idx = ext(idx, 4, 8, false);
-        VReg addr = temp(RegClass::Int);
         uint32_t table = static_cast<uint32_t>(out_.jump_tables.size());
         out_.jump_tables.push_back(std::vector<uint32_t>(targets.begin(), targets.end()));
-        MInst& a = emit(Op::JumpTableAddr, {Operand::use(idx), Operand::def(addr), Operand::def_early(temp(RegClass::Int))});
-        a.aux = table;
-        emit(Op::BrTable, {Operand::use(addr)}).aux = table;
+        emit(Op::BrTable, {Operand::use(idx)}).aux = table;
         return;
     }
     }
