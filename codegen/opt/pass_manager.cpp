@@ -223,6 +223,10 @@ std::optional<std::string> PassContext::stale_analysis() {
 
 uint8_t scan_pass_needs(const Function& func) {
     uint8_t found = 0;
+    if (const std::optional<Block> entry = func.layout.entry_block()) {
+        const std::optional<Inst> last = func.layout.last_inst(*entry);
+        if (last && func.dfg[*last].opcode == Opcode::Brif) found |= pass_needs::kEntryBrif;
+    }
     for (Block b : func.layout.blocks()) {
         const std::optional<Inst> first = func.layout.first_inst(b);
         if (!first) continue;
@@ -237,7 +241,7 @@ uint8_t scan_pass_needs(const Function& func) {
                 }
             }
         }
-        if (found == (pass_needs::kCycle | pass_needs::kForwarder)) break;
+        if ((found & (pass_needs::kCycle | pass_needs::kForwarder)) == (pass_needs::kCycle | pass_needs::kForwarder)) break;
     }
     return found;
 }

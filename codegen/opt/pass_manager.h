@@ -182,6 +182,8 @@ inline constexpr uint8_t kAnything = 0;
 inline constexpr uint8_t kCycle = 1;
 /// A forwarder: a block whose only instruction is a `jump`.
 inline constexpr uint8_t kForwarder = 2;
+/// The entry block ends in a `brif`.
+inline constexpr uint8_t kEntryBrif = 4;
 }  // namespace pass_needs
 
 /// The pass_needs a function has, found in one walk over its blocks.

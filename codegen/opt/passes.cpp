@@ -5,6 +5,7 @@
 #include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/pass_manager.h"
+#include "codegen/opt/split_entry.h"
 #include "codegen/opt/structurize.h"
 
 namespace heron {
@@ -34,6 +35,12 @@ PassResult run_count_down(Function& func, PassContext& ctx) {
 PassResult run_forward_blocks(Function& func, PassContext& ctx) {
     PassResult r;
     r.changed = remove_forwarding_blocks(func, ctx) > 0;
+    return r;
+}
+
+PassResult run_split_entry(Function& func, PassContext& ctx) {
+    PassResult r;
+    r.changed = split_entry_values(func, ctx) > 0;
     return r;
 }
 
@@ -80,6 +87,10 @@ const Pass kPasses[] = {
     {"forward-blocks", "branches skip blocks that only jump on (their parameters become the edge's arguments)", {},
      {}, {Property::LoopForm, Property::Structured, Property::CountedLoopsKnown}, run_forward_blocks,
      pass_needs::kForwarder},
+    // Adds block parameters and renames reads: the CFG, dominator tree
+    // and loops stay; a counted loop's bound may be renamed.
+    {"split-entry", "the entry's values read past a call-free entry's branch become parameters of the block it enters (shrink-wrapping)",
+     {}, {}, {Property::CountedLoopsKnown}, run_split_entry, pass_needs::kEntryBrif},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure, pass_needs::kAnything},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},

@@ -14,6 +14,11 @@
 //                                 preheaders loop-form made, which would
 //                                 cost a jump and moves per iteration
 //                                 (forward_blocks.h)
+//                     split-entry the entry's values read past its brif
+//                                 into a block with calls become that
+//                                 block's parameters, so the other path
+//                                 can return without a frame
+//                                 (split_entry.h)
 //
 // The backend then lays loops out from the loop analysis (at every level)
 // and branches on a decremented counter's own flags on x86-64 (`sub` +
@@ -39,7 +44,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "loop-form,count-down,loop-form,licm,forward-blocks";
+    case OptLevel::Speed: return "loop-form,count-down,loop-form,licm,forward-blocks,split-entry";
     }
     return "";
 }

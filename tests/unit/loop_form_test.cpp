@@ -581,8 +581,9 @@ block3:
 
 TEST(PassNeedsTest, ScanFindsCyclesAndForwarders) {
     EXPECT_EQ(scan_pass_needs(parse_one(kStraight)), 0u);
-    EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder)), pass_needs::kForwarder);
-    EXPECT_EQ(scan_pass_needs(parse_one(kTwoEntries)), pass_needs::kCycle);
+    // kEntryBrif: the entry ends in a brif (split-entry).
+    EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder)), pass_needs::kForwarder | pass_needs::kEntryBrif);
+    EXPECT_EQ(scan_pass_needs(parse_one(kTwoEntries)), pass_needs::kCycle | pass_needs::kEntryBrif);
     EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast)), pass_needs::kCycle | pass_needs::kForwarder);
     // A branch to its own block is a cycle.
     EXPECT_EQ(scan_pass_needs(parse_one(R"(
@@ -593,7 +594,7 @@ block1:
     return
 }
 )")),
-              pass_needs::kCycle);
+              pass_needs::kCycle | pass_needs::kEntryBrif);
     // Conservative: a branch to an earlier block counts even where the
     // layout, not the CFG, makes it backward.
     EXPECT_EQ(scan_pass_needs(parse_one(R"(

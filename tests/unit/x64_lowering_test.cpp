@@ -401,7 +401,8 @@ block0(v0: i64, v1: i64, v2: i64):
 
 TEST(X64EmitTest, AddOfAConstantToAValueThatLivesOnIsOneLea) {
     // v0 - 1 while v0 is still needed: lea into another register instead
-    // of a copy and a sub. v0 + 3 is its last use: an add.
+    // of a copy and a sub. v0 + 3 is its last use, but it is returned in
+    // rdx: a lea too. v0 + 3 stored (not returned) is an add.
     std::string a = asm_of(R"(
 function %f(i64) -> i64, i64 {
 block0(v0: i64):
@@ -416,6 +417,19 @@ block0(v0: i64):
     EXPECT_NE(a.find("lea "), std::string::npos) << a;
     EXPECT_NE(a.find(", [rdi-0x01]\n"), std::string::npos) << a;
     EXPECT_EQ(a.find(" sub "), std::string::npos) << a;
+    EXPECT_NE(a.find("lea rdx, [rdi+0x03]\n"), std::string::npos) << a;
+    a = asm_of(R"(
+function %f(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iconst.i64 1
+    v3 = isub v0, v2
+    v4 = imul v3, v0
+    v5 = iconst.i64 3
+    v6 = iadd v0, v5
+    store v6, v1
+    return v4
+}
+)");
     EXPECT_TRUE(std::regex_search(a, std::regex(R"( add \w+, 0x03\n)"))) << a;
 }
 
@@ -514,6 +528,62 @@ block3:
     EXPECT_NE(a.find(" jnb "), std::string::npos) << a;
     EXPECT_NE(a.find("add r11, [r11+rax*8]\n"), std::string::npos) << a;
     EXPECT_NE(a.find("jmp r11\n"), std::string::npos) << a;
+}
+
+TEST(X64EmitTest, ShrinkWrappedBaseCaseReturnsBeforeThePrologue) {
+    // fib as split-entry leaves it: the base case runs before the prologue
+    // (no push, v0 still in rdi) and returns with a plain ret; the prologue
+    // is at the top of the block with the calls. A leaf whose blocks need
+    // no frame has no prologue at all.
+    std::string fib = asm_of(R"(
+function %fib(i64) -> i64 {
+    fn0 = %fib(i64) -> i64
+block0(v0: i64):
+    v1 = iconst.i64 2
+    v2 = icmp slt v0, v1
+    brif v2, block2(v0), block1(v0)
+block1(v20: i64):
+    v3 = iconst.i64 1
+    v4 = isub v20, v3
+    v5 = call fn0(v4)
+    v6 = iconst.i64 2
+    v7 = isub v20, v6
+    v8 = call fn0(v7)
+    v9 = iadd v5, v8
+    jump block2(v9)
+block2(v10: i64):
+    return v10
+}
+)");
+    const size_t base = fib.find("cmp rdi, 0x02\n jnl ");
+    ASSERT_NE(base, std::string::npos) << fib;
+    const size_t ret = fib.find("mov rax, rdi\n ret\n", base);
+    const size_t push = fib.find("push rbp\n mov rbp, rsp\n push rbx\n push r12\n");
+    EXPECT_NE(ret, std::string::npos) << fib;
+    EXPECT_NE(push, std::string::npos) << fib;
+    EXPECT_LT(ret, push) << fib;
+    EXPECT_EQ(fib.find("push rbp"), push) << fib;
+    // The sum overwrites the second call's result in rax: no move after it.
+    EXPECT_NE(fib.find("add rax, r12\n"), std::string::npos) << fib;
+    EXPECT_NE(fib.find("lea rdi, [rbx-0x02]\n"), std::string::npos) << fib;
+    std::string leaf = asm_of(R"(
+function %sum_to(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 0
+    jump block1(v0, v1)
+block1(v2: i64, v3: i64):
+    brif v2, block2, block3(v3)
+block2:
+    v4 = iadd v3, v2
+    v9 = iconst.i64 -1
+    v5 = iadd v2, v9
+    jump block1(v5, v4)
+block3(v6: i64):
+    return v6
+}
+)");
+    EXPECT_EQ(leaf.find("rbp"), std::string::npos) << leaf;
+    EXPECT_NE(leaf.find(" ret\n"), std::string::npos) << leaf;
 }
 
 TEST(X64EmitTest, AJumpToALoneReturnReturnsInPlaceAndNoFrameMeansNoRspRestore) {

@@ -40,9 +40,9 @@ struct EmitContext::State {
     };
     asmjit::CodeHolder code;
     x86::Assembler assembler;  // attached to `code` per function
-    std::vector<uint32_t> forward, block_offset, first_jump, removed, next, order, slot_offset;
+    std::vector<uint32_t> forward, block_offset, first_jump, removed, next, order, slot_offset, wrap_preds;
     std::vector<BlockJump> jumps;
-    std::vector<uint8_t> saved;
+    std::vector<uint8_t> saved, wrap;
 };
 
 EmitContext::EmitContext() : state_(std::make_unique<State>()) {}
@@ -104,7 +104,7 @@ public:
             EmitContext::State& st)
         : EmitterBase(out, st.code), f_(f), vc_(vc), al_(al), settings_(s), st_(st), forward_(st.forward),
           jumps_(st.jumps), block_offset_(st.block_offset), first_jump_(st.first_jump), removed_(st.removed),
-          a_(st.assembler), saved_(st.saved), slot_offset_(st.slot_offset) {}
+          a_(st.assembler), saved_(st.saved), wrap_(st.wrap), slot_offset_(st.slot_offset) {}
 
     std::string run();
 
@@ -155,6 +155,17 @@ private:
     bool grow();
 
     void layout_frame();
+    /// Shrink-wrapping: whether the prologue can move off the entry. Fills
+    /// wrap_ per block: kFrameless for the blocks run before any prologue
+    /// (the entry and blocks reached only from such blocks, none of them
+    /// touching the stack, a callee-saved register or making a call),
+    /// kPrologue for the blocks entered only from those, which start with
+    /// the prologue. False (wrap_ unused) when some block is reached both
+    /// with and without the frame.
+    bool plan_shrink_wrap();
+    /// Whether block `b`'s instructions and the allocator's edits in it
+    /// could run without the frame (see plan_shrink_wrap).
+    bool runs_without_frame(uint32_t b) const;
     void prologue();
     /// pop_frame, then `ret` (`ret A` for a `tail` function with A bytes of
     /// stack arguments).
@@ -217,6 +228,9 @@ private:
     bool grow_failed_ = false;
 
     std::vector<uint8_t>& saved_;  // callee-saved registers pushed
+    static constexpr uint8_t kFramed = 0, kFrameless = 1, kPrologue = 2;
+    std::vector<uint8_t>& wrap_;   // per block, when shrink-wrapped: kFramed, kFrameless or kPrologue
+    bool frameless_ = false;       // the block being emitted runs before the prologue
     uint32_t frame_size_ = 0;      // bytes subtracted from rsp after the pushes
     uint32_t spill_base_ = 0;
     std::vector<uint32_t>& slot_offset_;
@@ -286,9 +300,99 @@ void Emitter::pop_frame() {
 }
 
 void Emitter::epilogue() {
-    pop_frame();
+    if (!frameless_) pop_frame();
     if (vc_.incoming_args_popped == 0) put(enc::ret(at()));
     else a_.ret(asmjit::imm(vc_.incoming_args_popped));  // `tail`: the callee pops its stack arguments
+}
+
+bool Emitter::runs_without_frame(uint32_t b) const {
+    auto needs_frame = [](const Allocation& a) {
+        if (a.is_stack()) return true;
+        if (!a.is_reg() || a.index >= ra::kMaxRegsPerClass) return false;  // a float register: all caller-saved
+        const uint8_t r = a.as_reg().hw;
+        return r == regs::RBX || (r >= regs::R12 && r <= regs::R15);
+    };
+    const ra::Function& f = rf();
+    for (uint32_t i = f.block_insts_begin[b]; i < f.block_insts_begin[b + 1]; ++i) {
+        const MInst& m = vc_.insts[i];
+        switch (m.op) {
+        case Op::Call: case Op::CallInd: case Op::TailCall: case Op::TailCallInd: case Op::StackAddr: return false;
+        case Op::Load: case Op::Store: case Op::LeaBase:
+            if (m.aux != 0) return false;  // rbp/rsp-relative: stack arguments, return area
+            break;
+        default: break;
+        }
+        for (uint32_t k = f.operands_begin[i]; k < f.operands_begin[i + 1]; ++k) {
+            if (needs_frame(al_.allocs[k])) return false;
+        }
+    }
+    const uint32_t first = ra::ProgPoint::before(f.block_insts_begin[b]).bits;
+    const uint32_t end = ra::ProgPoint::before(f.block_insts_begin[b + 1]).bits;
+    auto e = std::partition_point(al_.edits.begin(), al_.edits.end(),
+                                  [&](const ra::Edit& x) { return x.point.bits < first; });
+    for (; e != al_.edits.end() && e->point.bits < end; ++e) {
+        if (needs_frame(e->from) || needs_frame(e->to)) return false;
+    }
+    return true;
+}
+
+bool Emitter::plan_shrink_wrap() {
+    // Over the blocks with code (the others are jumped through) and the
+    // edges between them: the frameless region is the largest set of
+    // blocks that need no frame, hold the entry and are entered only from
+    // each other (the entry from the caller). Start from every block that
+    // needs no frame and drop those with a predecessor outside, until none
+    // is left to drop (a few rounds; a function that would take more keeps
+    // its prologue at the entry).
+    const ra::Function& f = rf();
+    const uint32_t nb = f.num_blocks();
+    const uint32_t entry = final_target(0);
+    if (!runs_without_frame(entry)) return false;
+    const std::vector<uint32_t>& order = code_order(vc_, st_.order);
+    // [b]: edges into b from blocks with code; [nb + b]: those from the region.
+    std::vector<uint32_t>& preds = st_.wrap_preds;
+    preds.assign(2 * nb, 0);
+    for (uint32_t b : order) {
+        if (final_target(b) != b) continue;
+        for (uint32_t k = f.succs_begin[b]; k < f.succs_begin[b + 1]; ++k) ++preds[final_target(f.succs[k])];
+    }
+    if (preds[entry] != 0) return false;  // the entry is a loop header
+    wrap_.assign(nb, kFramed);
+    for (uint32_t b : order) {
+        if (final_target(b) == b && (b == entry || (preds[b] != 0 && runs_without_frame(b)))) wrap_[b] = kFrameless;
+    }
+    auto from_region = [&](uint32_t t) -> uint32_t& { return preds[nb + t]; };
+    for (int round = 0;; ++round) {
+        if (round == 8) return false;
+        std::fill(preds.begin() + nb, preds.end(), 0);
+        for (uint32_t b : order) {
+            if (wrap_[b] != kFrameless) continue;
+            for (uint32_t k = f.succs_begin[b]; k < f.succs_begin[b + 1]; ++k) ++from_region(final_target(f.succs[k]));
+        }
+        bool dropped = false;
+        for (uint32_t b : order) {
+            if (wrap_[b] == kFrameless && from_region(b) != preds[b]) {
+                wrap_[b] = kFramed;
+                dropped = true;
+            }
+        }
+        if (!dropped) break;
+    }
+    // Where control leaves the region: a jump to a lone return is that
+    // return (frameless there); any other target takes the prologue at its
+    // top, so it must be entered from the region only.
+    for (uint32_t b : order) {
+        if (wrap_[b] != kFrameless) continue;
+        const uint32_t last = f.block_insts_begin[b + 1] - 1;
+        for (uint32_t k = f.succs_begin[b]; k < f.succs_begin[b + 1]; ++k) {
+            const uint32_t t = final_target(f.succs[k]);
+            if (wrap_[t] == kFrameless) continue;
+            if (vc_.insts[last].op == Op::Jmp && is_lone_return(t)) continue;
+            if (from_region(t) != preds[t]) return false;
+            wrap_[t] = kPrologue;
+        }
+    }
+    return true;
 }
 
 bool Emitter::is_lone_return(uint32_t b) const {
@@ -859,7 +963,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         // A jump to a lone return returns right here (a few bytes more than
         // the jump), unless the return is the next block anyway.
         const uint32_t t = final_target(m.aux);
-        if (t != final_target(next_block) && is_lone_return(t)) {
+        if ((frameless_ || t != final_target(next_block)) && is_lone_return(t)) {
             epilogue();
             return;
         }
@@ -1217,7 +1321,8 @@ std::string Emitter::run() {
     block_offset_.assign(nb, 0);
     first_jump_.assign(nb, kNoBlock);
 
-    prologue();
+    const bool wrapped = plan_shrink_wrap();
+    if (!wrapped) prologue();
     size_t edit = 0;
     const std::vector<uint32_t>& order = code_order(vc_, st_.order);
     for (uint32_t k = 0; k < nb; ++k) {
@@ -1231,6 +1336,10 @@ std::string Emitter::run() {
         const uint32_t next = n < nb ? order[n] : nb;
         block_offset_[b] = offset();
         first_jump_[b] = static_cast<uint32_t>(jumps_.size());
+        if (wrapped) {
+            frameless_ = wrap_[b] == kFrameless;
+            if (wrap_[b] == kPrologue) prologue();
+        }
         emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); },
                    [&](const ra::Edit& e) { emit_edit(e); });
     }

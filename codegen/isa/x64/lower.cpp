@@ -244,6 +244,14 @@ private:
     /// Whether one of the (at most kMaxFoldDistance) instructions after
     /// `inst` in its block reads `v`.
     bool read_later_in_block(Inst inst, Value v) const;
+    /// Whether the first instruction after `inst` in its block (within
+    /// kMaxFoldDistance) that reads `v` is a call or a return: `v` goes to
+    /// a fixed argument/result register there.
+    bool next_read_is_call_or_return(Inst inst, Value v) const;
+    /// Whether `y` is the result of the call nearest before `inst` in its
+    /// block (within kMaxFoldDistance) that defines `y` or `x`: `y` is
+    /// then still in the call's result register at `inst`.
+    bool is_later_call_result(Inst inst, Value x, Value y) const;
     /// Emits the compare of an icmp's operands; returns the x86 condition.
     Cond emit_icmp(const InstructionData& d);
     Cond emit_fcmp(const InstructionData& d);
@@ -445,6 +453,37 @@ bool Lowerer::read_later_in_block(Inst inst, Value v) const {
         bool reads = false;
         dfg_.for_each_inst_value(*i, [&](Value a) { reads = reads || resolved(a) == v; });
         if (reads) return true;
+    }
+    return false;
+}
+
+bool Lowerer::next_read_is_call_or_return(Inst inst, Value v) const {
+    v = resolved(v);
+    unsigned steps = 0;
+    for (std::optional<Inst> i = f_.layout.next_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.next_inst(*i)) {
+        bool reads = false;
+        dfg_.for_each_inst_value(*i, [&](Value a) { reads = reads || resolved(a) == v; });
+        if (!reads) continue;
+        switch (dfg_[*i].opcode) {
+        case Opcode::Call: case Opcode::CallIndirect: case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
+        case Opcode::Return: return true;
+        default: return false;
+        }
+    }
+    return false;
+}
+
+bool Lowerer::is_later_call_result(Inst inst, Value x, Value y) const {
+    x = resolved(x);
+    y = resolved(y);
+    unsigned steps = 0;
+    for (std::optional<Inst> i = f_.layout.prev_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.prev_inst(*i)) {
+        const Opcode op = dfg_[*i].opcode;
+        if (op != Opcode::Call && op != Opcode::CallIndirect) continue;
+        for (Value r : dfg_.inst_results(*i)) {
+            if (r == y) return true;
+            if (r == x) return false;
+        }
     }
     return false;
 }
@@ -851,10 +890,12 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
     }
     if (k && (size == 4 || fits_i32(*k))) {
         const int64_t imm = size == 4 ? static_cast<int32_t>(*k) : *k;
-        // x + k into another register while x lives on: one lea instead of
+        // x + k into another register while x lives on, or into the fixed
+        // register of a call argument or a return value: one lea instead of
         // a copy and the add (lea sets no flags: not for a branch that
         // reads the add's zero flag).
-        if ((op == AluOp::Add || (op == AluOp::Sub && imm != INT32_MIN)) && is_needed(resolved(x)) &&
+        if ((op == AluOp::Add || (op == AluOp::Sub && imm != INT32_MIN)) &&
+            (is_needed(resolved(x)) || next_read_is_call_or_return(inst, dfg_.inst_results(inst)[0])) &&
             !flags_read_after(inst)) {
             MInst& m = emit(Op::LeaBase, {Operand::use(use(x)), Operand::def(out)});
             m.imm = op == AluOp::Add ? imm : -imm;
@@ -877,8 +918,12 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
     }
     // Two-address: the result takes the first operand's register. When the
     // first is read again in this block and the second is read nowhere
-    // else, the second goes first (no copy of the first).
-    if (op != AluOp::Sub && !is_needed(resolved(y)) && is_needed(resolved(x)) && read_later_in_block(inst, x)) {
+    // else, the second goes first (no copy of the first). When neither is
+    // read again, a call's result (in rax, where a returned sum goes) is
+    // the one overwritten: fib's `add rax, r12` rather than `add r12, rax;
+    // mov rax, r12`.
+    if (op != AluOp::Sub && !is_needed(resolved(y)) &&
+        (is_needed(resolved(x)) ? read_later_in_block(inst, x) : is_later_call_result(inst, x, y))) {
         std::swap(x, y);
     }
     alu(op, size, use(x), use(y), out);
