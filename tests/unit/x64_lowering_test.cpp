@@ -586,6 +586,28 @@ block3(v6: i64):
     EXPECT_NE(leaf.find(" ret\n"), std::string::npos) << leaf;
 }
 
+TEST(X64EmitTest, CollatzStepIsLeaAndTestImmediate) {
+    // x * 3 + 1 is one lea; select on x & 1 tests x with an immediate (no
+    // and, no imul). A narrow mask is tested at the byte width.
+    std::string a = asm_of(R"(
+function %step(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 1
+    v2 = iconst.i64 3
+    v3 = band v0, v1
+    v4 = imul v0, v2
+    v5 = iadd v4, v1
+    v6 = ushr v0, v1
+    v7 = select v3, v5, v6
+    return v7
+}
+)");
+    EXPECT_TRUE(std::regex_search(a, std::regex(R"(lea \w+, \[rdi\+rdi\*2\+0x01\]\n)"))) << a;
+    EXPECT_NE(a.find("test dil, 0x01\n"), std::string::npos) << a;
+    EXPECT_EQ(a.find("imul"), std::string::npos) << a;
+    EXPECT_EQ(a.find(" and "), std::string::npos) << a;
+}
+
 TEST(X64EmitTest, AJumpToALoneReturnReturnsInPlaceAndNoFrameMeansNoRspRestore) {
     // fib's base case jumps to the return block: it gets its own epilogue
     // instead of the jump. Without a frame below the callee-saved pushes

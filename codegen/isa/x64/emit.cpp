@@ -931,6 +931,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     }
     case Op::Test: put(enc::test_rr(at(), size, r(0), r(1))); return;
+    case Op::TestImm: a_.test(gpr(i, 0, size), asmjit::imm(m.imm)); return;
     case Op::Setcc: put(enc::setcc(at(), static_cast<uint8_t>(m.cc), r(0))); return;
     case Op::Cmov:
         if (size < 2) break;

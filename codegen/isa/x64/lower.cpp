@@ -527,6 +527,28 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
         is_float = true;
         return emit_fcmp(dfg_[*fc]);
     }
+    // band x, k as a condition: `test x, k` (x kept, the and not made
+    // when nothing else reads it). k is cut to the type's width, so the
+    // garbage above a narrow x is not tested; the encoding is the
+    // narrowest that holds k.
+    if (auto band = def_with(c, Opcode::Band)) {
+        const InstructionData& a = dfg_[*band];
+        const std::optional<int64_t> k1 = const_of(a.args[1]), k0 = const_of(a.args[0]);
+        const unsigned bits = type_of(c).bits();
+        if ((k1 || k0) && bits <= 64) {
+            const int64_t k = k1 ? *k1 : *k0;
+            const Value x = k1 ? a.args[0] : a.args[1];
+            const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+            const uint64_t u = static_cast<uint64_t>(k) & mask;
+            const unsigned size = u <= 0xff ? 1 : u <= 0x7fffffff ? 4 : bits == 64 && fits_i32(k) ? 8 : 0;
+            if (size != 0) {
+                MInst& m = emit(Op::TestImm, {Operand::use(use(x))});
+                m.size = static_cast<uint8_t>(size);
+                m.imm = size == 8 ? k : static_cast<int64_t>(u);
+                return Cond::NE;
+            }
+        }
+    }
     test(type_of(c).bytes(), use(c));
     return Cond::NE;
 }
@@ -890,6 +912,31 @@ void Lowerer::lower_int_binary(Inst inst, const InstructionData& d) {
     }
     if (k && (size == 4 || fits_i32(*k))) {
         const int64_t imm = size == 4 ? static_cast<int32_t>(*k) : *k;
+        // y * 3|5|9 (+ k): one `lea d, [y + y*2|4|8 + k]`, the multiply not
+        // made when nothing else reads it (lea sets no flags: not for a
+        // branch on the add's zero flag). For i32 the 64-bit lea leaves
+        // garbage above bit 31, which ir-reference.md 1.3 allows.
+        if ((op == AluOp::Imul || op == AluOp::Add) && !flags_read_after(inst)) {
+            Value y = x;
+            int64_t scale = op == AluOp::Imul ? imm : 0, disp = op == AluOp::Add ? imm : 0;
+            if (op == AluOp::Add) {
+                if (auto mul = def_with(x, Opcode::Imul)) {
+                    const InstructionData& md = dfg_[*mul];
+                    const std::optional<int64_t> m1 = const_of(md.args[1]), m0 = const_of(md.args[0]);
+                    if (m1 || m0) {
+                        scale = m1 ? *m1 : *m0;
+                        y = m1 ? md.args[0] : md.args[1];
+                    }
+                }
+            }
+            if (scale == 3 || scale == 5 || scale == 9) {
+                VReg r = use(y);
+                MInst& m = emit(Op::Lea, {Operand::use(r), Operand::use(r), Operand::def(out)});
+                m.scale = static_cast<uint8_t>(scale == 3 ? 1 : scale == 5 ? 2 : 3);
+                m.imm = disp;
+                return;
+            }
+        }
         // x + k into another register while x lives on, or into the fixed
         // register of a call argument or a return value: one lea instead of
         // a copy and the add (lea sets no flags: not for a branch that
