@@ -1052,6 +1052,10 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
         }
         return;
     }
+    case Op::CmpMemZero:
+        if (m.flags & mflags::kTrapSite) record_trap(TrapCode{m.trap}, m.aux2);
+        a_.cmp(x86_mem(mem_at(i, m, 0), size), 0);
+        return;
     case Op::CmpMem: {  // 8-bit; the trap site is recorded
         a_.cmp(gpr(i, 0, size), x86_mem(mem_at(i, m, 1), size));
         return;

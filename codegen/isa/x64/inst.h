@@ -57,7 +57,7 @@ inline constexpr uint8_t kBig = 8;        // Load/Store: big-endian
 inline constexpr uint8_t kTrapSite = 16;  // Load/Store: record a trap site with `trap`
 inline constexpr uint8_t kMin = 32;       // FMinMax: min (else max)
 inline constexpr uint8_t kFloat = 64;     // Load/Store/Ret/...: float register
-/// Load/Store/AluMem/CmpMem/FAluMem: the base operand is followed by an
+/// Load/Store/AluMem/CmpMem/CmpMemZero/FAluMem: the base operand is followed by an
 /// index operand; the address is base + (index << scale) + imm.
 inline constexpr uint8_t kIndex = 128;
 }  // namespace mflags

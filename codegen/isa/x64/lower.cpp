@@ -549,6 +549,15 @@ Cond Lowerer::lower_condition(Value c, bool& is_float) {
             }
         }
     }
+    // A load read only here: `cmp [m], 0` (sieve's flag byte).
+    if (type_of(c).is_int()) {
+        if (auto fl = fold_load(c, type_of(c).bytes(), false)) {
+            MInst& m = emit_mem(Op::CmpMemZero, {}, fl->addr, {});
+            m.size = static_cast<uint8_t>(type_of(c).bytes());
+            set_mem(m, *fl);
+            return Cond::NE;
+        }
+    }
     test(type_of(c).bytes(), use(c));
     return Cond::NE;
 }
