@@ -243,7 +243,10 @@ private:
     }
     /// Whether one of the (at most kMaxFoldDistance) instructions after
     /// `inst` in its block reads `v`.
-    bool read_later_in_block(Inst inst, Value v) const;
+    bool read_later_in_block(Inst inst, Value v) const { return next_reader_in_block(inst, v).has_value(); }
+    /// The first instruction after `inst` in its block (within
+    /// kMaxFoldDistance) that reads `v`.
+    std::optional<Inst> next_reader_in_block(Inst inst, Value v) const;
     /// Whether the first instruction after `inst` in its block (within
     /// kMaxFoldDistance) that reads `v` is a call or a return: `v` goes to
     /// a fixed argument/result register there.
@@ -446,31 +449,25 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load_of(Value v, Inst load, uns
     return fl;
 }
 
-bool Lowerer::read_later_in_block(Inst inst, Value v) const {
+std::optional<Inst> Lowerer::next_reader_in_block(Inst inst, Value v) const {
     v = resolved(v);
     unsigned steps = 0;
     for (std::optional<Inst> i = f_.layout.next_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.next_inst(*i)) {
         bool reads = false;
         dfg_.for_each_inst_value(*i, [&](Value a) { reads = reads || resolved(a) == v; });
-        if (reads) return true;
+        if (reads) return i;
     }
-    return false;
+    return std::nullopt;
 }
 
 bool Lowerer::next_read_is_call_or_return(Inst inst, Value v) const {
-    v = resolved(v);
-    unsigned steps = 0;
-    for (std::optional<Inst> i = f_.layout.next_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.next_inst(*i)) {
-        bool reads = false;
-        dfg_.for_each_inst_value(*i, [&](Value a) { reads = reads || resolved(a) == v; });
-        if (!reads) continue;
-        switch (dfg_[*i].opcode) {
-        case Opcode::Call: case Opcode::CallIndirect: case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
-        case Opcode::Return: return true;
-        default: return false;
-        }
+    const std::optional<Inst> i = next_reader_in_block(inst, v);
+    if (!i) return false;
+    switch (dfg_[*i].opcode) {
+    case Opcode::Call: case Opcode::CallIndirect: case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
+    case Opcode::Return: return true;
+    default: return false;
     }
-    return false;
 }
 
 bool Lowerer::is_later_call_result(Inst inst, Value x, Value y) const {
