@@ -82,6 +82,12 @@ bool LoopAnalysis::remove_blocks(std::span<const uint8_t> removed, const Functio
     for (size_t b = 0; b < n; ++b) {
         if (removed[b]) innermost_[b] = PackedOption<Loop>();
     }
+    refresh_rows(func, cfg, domtree);
+    return true;
+}
+
+void LoopAnalysis::refresh_rows(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& domtree) {
+    HERON_ASSERT(valid_ && "refresh_rows: no loops to update");
     latches_.clear();
     entries_.clear();
     exits_.clear();
@@ -89,7 +95,6 @@ bool LoopAnalysis::remove_blocks(std::span<const uint8_t> removed, const Functio
     tagged_.clear();
     for (LoopData& d : loops_) d.preheader = PackedOption<Block>();
     collect_rows(func, cfg, domtree);
-    return true;
 }
 
 void LoopAnalysis::find_headers(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& dt,

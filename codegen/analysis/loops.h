@@ -90,7 +90,7 @@ public:
     /// innermost_loop, depth, is_header and contains answer for `b`.
     /// Nothing else is updated (the rows of blocks, latches, entries and
     /// exits, the preheaders): the analysis is no longer the one compute()
-    /// would give, and the pass must invalidate it when it is done.
+    /// would give until refresh_rows() has read the new CFG.
     void note_new_block(Block b, std::optional<Loop> innermost) {
         if (b.index() >= innermost_.size()) innermost_.resize(b.index() + 1);
         innermost_[b.index()] = innermost ? PackedOption<Loop>(*innermost) : PackedOption<Loop>();
@@ -108,6 +108,16 @@ public:
     /// the caller must then recompute.
     bool remove_blocks(std::span<const uint8_t> removed, const Function& func, const ControlFlowGraph& cfg,
                        const DominatorTree& domtree);
+    /// The update after a pass changed edges without changing which blocks
+    /// form which loop (loop-form, which splits edges into new blocks and
+    /// notes each with note_new_block; count-down, which rewrites the
+    /// terminators of a loop's preheader, header and latch), with `cfg` and
+    /// `domtree` computed for the edited function. Splitting an edge keeps
+    /// the depth-first order of the old blocks, so the loop tree, its
+    /// numbering and the innermost loops stay; the rows of blocks, latches,
+    /// entries, exits and the preheaders are read again. Gives what
+    /// compute() would, without finding headers and bodies again.
+    void refresh_rows(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& domtree);
     /// The result of compute() for a function known to have no cycle (no
     /// retreating edge), without looking at it: valid, no loops, every block
     /// at depth 0 and in no loop.

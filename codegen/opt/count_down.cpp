@@ -22,15 +22,6 @@ namespace {
 
 constexpr uint32_t kNone = ~0u;
 
-/// The use tables, kept in the PassContext between functions: users[k]
-/// for k < the number of slots in use this time (the rest keep their
-/// memory for later).
-struct CountDownScratch {
-    std::vector<const CountedLoop*> todo;
-    std::vector<uint32_t> uses, slot;
-    std::vector<std::vector<Inst>> users;
-};
-
 class CountDown {
 public:
     CountDown(Function& func, const ControlFlowGraph& cfg, const LoopAnalysis& loops, const CountedLoops& counted,
@@ -299,8 +290,12 @@ uint32_t count_down_loops(Function& func, PassContext& ctx) {
     const CountedLoops* counted = ctx.counted_loops();
     if (!counted || counted->all().empty()) return 0;
     CountDown pass(func, ctx.cfg(), *ctx.loops(), *counted,
-                   ctx.scratch<CountDownScratch>(PassContext::Scratch::CountDown));
-    return pass.run();
+                   ctx.scratch().count_down);
+    const uint32_t rewritten = pass.run();
+    // The loops keep their blocks (see the top of this file): only the
+    // CFG, the dominator tree and the loops' rows change.
+    if (rewritten > 0) ctx.keep_loop_nest();
+    return rewritten;
 }
 
 }  // namespace heron

@@ -36,7 +36,9 @@
 //     (the loop's only exit block, or the header's exit when every such use
 //     is in it): that block gets a new parameter and the uses outside the
 //     loop read it.
-// Requires LoopForm and CountedLoopsKnown; invalidates the CFG.
+// Requires LoopForm and CountedLoopsKnown; keeps the CFG, dominator tree
+// and loops current (PassContext::keep_loop_nest), drops the counted loops
+// and LoopForm (preheaders may end in a brif).
 #pragma once
 
 #include <cstdint>

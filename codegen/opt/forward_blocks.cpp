@@ -11,15 +11,6 @@ namespace heron {
 
 namespace {
 
-/// The forwarder's tables, kept in the PassContext between functions.
-struct ForwardScratch {
-    std::vector<Inst> jump_of;
-    std::vector<Value> args, mapped;
-    std::vector<uint8_t> passed, referenced;
-    std::vector<Block> dead;
-    std::vector<uint32_t> target;
-};
-
 class Forwarder {
 public:
     Forwarder(Function& func, ForwardScratch& s)
@@ -156,7 +147,7 @@ private:
 }  // namespace
 
 uint32_t remove_forwarding_blocks(Function& func, PassContext& ctx) {
-    ForwardScratch& scratch = ctx.scratch<ForwardScratch>(PassContext::Scratch::ForwardBlocks);
+    ForwardScratch& scratch = ctx.scratch().forward_blocks;
     Forwarder f(func, scratch);
     const uint32_t redirected = f.run();
     if (redirected == 0) return 0;

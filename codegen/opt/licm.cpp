@@ -31,12 +31,6 @@ namespace heron {
 
 namespace {
 
-/// The hoister's tables, kept in the PassContext between functions.
-struct LicmScratch {
-    std::vector<uint32_t> depth_begin, by_depth, next;
-    std::vector<Inst> insts;
-};
-
 class Hoister {
 public:
     Hoister(Function& func, const LoopAnalysis& loops, LicmScratch& s)
@@ -140,7 +134,7 @@ private:
 uint32_t hoist_loop_invariants(Function& func, PassContext& ctx) {
     const LoopAnalysis* loops = ctx.loops();
     if (!loops || loops->num_loops() == 0) return 0;
-    Hoister h(func, *loops, ctx.scratch<LicmScratch>(PassContext::Scratch::Licm));
+    Hoister h(func, *loops, ctx.scratch().licm);
     return h.run(ctx.domtree());
 }
 

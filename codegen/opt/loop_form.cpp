@@ -9,7 +9,10 @@
 //   3. (the CFG recomputed, the new blocks noted in the loop analysis)
 //      dedicated exits, block by block: a block E with
 //      an exiting predecessor whose predecessors do not all share one
-//      innermost loop gets one new block per innermost source loop.
+//      innermost loop gets one new block per innermost source loop;
+//   4. (when any block was added) the new blocks of step 3 noted too, the
+//      CFG and dominator tree recomputed and the loops' rows refreshed
+//      (PassContext::keep_loop_nest): the loop tree is the old one.
 //
 // Steps 0-2 touch, for each loop, only the branches into its header, so one
 // loop's edits never change another loop's entering or back edges: the
@@ -28,16 +31,6 @@ namespace heron {
 
 namespace {
 
-/// LoopForm's work lists, kept in the PassContext between functions.
-struct LoopFormScratch {
-    std::vector<BlockCall*> dests;
-    std::vector<Value> args, fwd;
-    std::vector<uint8_t> differs;
-    std::vector<Inst> branches;
-    std::vector<std::pair<Block, std::optional<Loop>>> added;
-    std::vector<Block> blocks;
-};
-
 class LoopFormer {
 public:
     LoopFormer(Function& func, LoopFormStats& stats, LoopFormScratch& s)
@@ -52,7 +45,9 @@ public:
     /// new block, which jumps to `target`. Placed after `after`, or before
     /// `target` when `after` is none.
     Block split_edges(Block target, const std::vector<Inst>& branches, std::optional<Block> after);
-    void dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit);
+    /// Appends each new block to `added` with its innermost loop.
+    void dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit,
+                        std::vector<std::pair<Block, std::optional<Loop>>>& added);
 
 private:
     /// A br_table's table may be shared with another br_table: give this
@@ -161,7 +156,8 @@ Block LoopFormer::split_edges(Block target, const std::vector<Inst>& branches, s
     return fresh;
 }
 
-void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit) {
+void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit,
+                                std::vector<std::pair<Block, std::optional<Loop>>>& added) {
     auto preds = cfg.predecessors(exit);
     if (preds.empty()) return;
     bool exiting = false, same = true;
@@ -189,7 +185,12 @@ void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis&
         if (func_.layout.block_before(at, p.block)) at = p.block;
     }
     for (size_t g = 0; g < groups.size(); ++g) {
-        split_edges(exit, groups[g].second, last[g]);
+        // The new block lies in every loop that holds both its sources and
+        // `exit`: the deepest of the source loop and its ancestors that
+        // contains `exit`.
+        std::optional<Loop> in = groups[g].first;
+        while (in && !loops.contains(*in, exit)) in = loops.parent(*in);
+        added.push_back({split_edges(exit, groups[g].second, last[g]), in});
         ++stats_.exits;
     }
 }
@@ -203,7 +204,7 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
         error = loop_error->message;
         return false;
     }
-    LoopFormScratch& scratch = ctx.scratch<LoopFormScratch>(PassContext::Scratch::LoopForm);
+    LoopFormScratch& scratch = ctx.scratch().loop_form;
     LoopFormer former(func, stats, scratch);
     former.remove_invariant_params(ctx.cfg(), *loops);
 
@@ -240,8 +241,10 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     // Steps 0 and 3 read the new CFG, but of the loops only the headers
     // and which loop each block is in: the new CFG and the old loops with
     // the new blocks noted in them answer that, without a new dominator
-    // tree and loop analysis (which the edits below would make stale
-    // again anyway).
+    // tree and loop rows (which the edits below would make stale again
+    // anyway). At the end the loop nest is kept (new blocks change no
+    // loop's membership of the old ones): the context recomputes the CFG
+    // and dominator tree and refreshes the loops' rows.
     const bool cfg_changed = !added.empty();
     if (cfg_changed) {
         LoopAnalysis& patched = ctx.recompute_cfg_keep_loops();
@@ -258,8 +261,13 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     std::vector<Block>& blocks = scratch.blocks;
     blocks.clear();
     for (Block b : func.layout.blocks()) blocks.push_back(b);
-    for (Block b : blocks) former.dedicate_exits(cfg2, *loops, b);
-    if (cfg_changed || stats.exits != exits_before) ctx.invalidate({Property::CfgValid});
+    const size_t split_before = added.size();
+    for (Block b : blocks) former.dedicate_exits(cfg2, *loops, b, added);
+    if (cfg_changed || stats.exits != exits_before) {
+        LoopAnalysis& patched = ctx.loops_to_patch();
+        for (size_t k = split_before; k < added.size(); ++k) patched.note_new_block(added[k].first, added[k].second);
+        ctx.keep_loop_nest();
+    }
     return true;
 }
 

@@ -20,7 +20,8 @@
 // different values, and end in a jump that forwards everything. Only the
 // branches and blocks of the affected edges are touched; the rest of the
 // function is not rebuilt. Running it twice changes nothing the second
-// time. Requires LoopsValid; changing anything invalidates CfgValid.
+// time. Requires LoopsValid; keeps the CFG, dominator tree and loops
+// current (PassContext::keep_loop_nest) and drops the counted loops.
 #pragma once
 
 #include <cstdint>

@@ -104,6 +104,21 @@ LoopAnalysis& PassContext::recompute_cfg_keep_loops() {
     return loops_;
 }
 
+LoopAnalysis& PassContext::loops_to_patch() {
+    HERON_ASSERT(loops_.is_valid() && !loop_error_ && "loops_to_patch: no loops");
+    return loops_;
+}
+
+void PassContext::keep_loop_nest() {
+    HERON_ASSERT(loops_.is_valid() && !loop_error_ && "keep_loop_nest: no loops");
+    cfg_.compute(*func_);
+    ++computations_[static_cast<unsigned>(Property::CfgValid)];
+    domtree_.compute(*func_, cfg_);
+    ++computations_[static_cast<unsigned>(Property::DomTreeValid)];
+    loops_.refresh_rows(*func_, cfg_, domtree_);
+    valid_ = {Property::CfgValid, Property::DomTreeValid, Property::LoopsValid};
+}
+
 void PassContext::bypass_removed_blocks(std::span<const uint32_t> target) {
     valid_.erase(PropertySet{Property::CountedLoopsKnown});
     if (!valid_.contains(Property::CfgValid)) return;

@@ -32,7 +32,6 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,6 +43,7 @@
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/function.h"
+#include "codegen/opt/pass_scratch.h"
 #include "codegen/opt/structurize.h"
 
 namespace heron {
@@ -102,8 +102,19 @@ public:
     /// alone and returns the cached loops (which must be valid) for the pass
     /// to patch with LoopAnalysis::note_new_block. The context then holds
     /// only CfgValid: the dominator tree and the loops are no longer
-    /// current, and the pass must invalidate CfgValid when it is done.
+    /// current until the pass calls keep_loop_nest().
     LoopAnalysis& recompute_cfg_keep_loops();
+    /// The cached loops (which must have been computed, reducible) for a
+    /// pass to note the blocks it adds (LoopAnalysis::note_new_block)
+    /// before it calls keep_loop_nest().
+    LoopAnalysis& loops_to_patch();
+    /// For a pass that edited edges but not which blocks form which loop
+    /// (loop-form, its new blocks noted in loops_to_patch(); count-down):
+    /// recomputes the CFG and the dominator tree and refreshes the loops'
+    /// rows (LoopAnalysis::refresh_rows) instead of finding the loops
+    /// again. The context then holds CfgValid, DomTreeValid and LoopsValid;
+    /// the counted loops are dropped.
+    void keep_loop_nest();
 
     /// For forward-blocks, which removed blocks that only jumped on after
     /// redirecting every edge into each to where its jump led: `target[b]`
@@ -113,17 +124,10 @@ public:
     /// removed block was a loop header); the counted loops are dropped.
     void bypass_removed_blocks(std::span<const uint32_t> target);
 
-    /// Memory a pass keeps from one function to the next (its work lists
-    /// and tables), so that once they have grown the next function
-    /// allocates nothing there: one slot per pass, each always of the one
-    /// type that pass asks for, made on first use.
-    enum class Scratch : uint8_t { LoopForm, CountDown, Licm, ForwardBlocks };
-    template <class T>
-    T& scratch(Scratch slot) {
-        std::shared_ptr<void>& p = scratch_[static_cast<unsigned>(slot)];
-        if (!p) p = std::make_shared<T>();
-        return *static_cast<T*>(p.get());
-    }
+    /// Memory the passes keep from one function to the next (their work
+    /// lists and tables), so that once they have grown the next function
+    /// allocates nothing there: one typed member per pass (pass_scratch.h).
+    PassScratch& scratch() { return scratch_; }
 
     /// The loops if they are current and the function is reducible, else
     /// null, without computing anything: what the pipeline leaves for the
@@ -158,7 +162,7 @@ private:
     CountedLoops counted_;
     RegionTree region_tree_;
     std::vector<uint8_t> removed_;  // bypass_removed_blocks scratch
-    std::shared_ptr<void> scratch_[4];  // by Scratch
+    PassScratch scratch_;
     PropertySet valid_;
     uint32_t computations_[kNumProperties] = {};
 };

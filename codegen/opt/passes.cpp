@@ -69,17 +69,22 @@ const Pass kPasses[] = {
      run_nothing, pass_needs::kAnything},
     {"counted-loops", "recognizes counted loops (heron loops prints them)", {Property::CountedLoopsKnown}, {}, {},
      run_nothing, pass_needs::kAnything},
+    // Splits edges into new blocks; keeps the CFG, dominator tree and loops
+    // current (PassContext::keep_loop_nest).
     {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
-     {Property::LoopsValid}, {Property::LoopForm}, {Property::CfgValid}, run_loop_form, pass_needs::kCycle},
+     {Property::LoopsValid}, {Property::LoopForm}, {Property::CountedLoopsKnown, Property::Structured}, run_loop_form,
+     pass_needs::kCycle},
     // Moves instructions only: the CFG and the loops stay as they are. A
     // counted loop's bound must be defined outside the loop, which a hoist
     // can make true (PassContext::stale_analysis checks the claim).
     {"licm", "hoists pure loop-invariant instructions into the preheader",
      {Property::LoopsValid, Property::LoopForm}, {}, {Property::CountedLoopsKnown}, run_licm, pass_needs::kCycle},
-    // Rewrites the terminators of preheaders, headers and latches.
+    // Rewrites the terminators of preheaders, headers and latches; the
+    // loops keep their blocks, so the CFG, dominator tree and loops are
+    // updated (PassContext::keep_loop_nest), not dropped.
     {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
-     {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {}, {Property::CfgValid},
-     run_count_down, pass_needs::kCycle},
+     {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {},
+     {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured}, run_count_down, pass_needs::kCycle},
     // Undoes single latches and empty preheaders: the last pass of a
     // pipeline whose loop passes are done. It updates the CFG, dominator
     // tree and loops it finds current (PassContext::bypass_removed_blocks),

@@ -1,0 +1,62 @@
+// The memory each pass keeps in its PassContext from one function to the
+// next: work lists and tables that, once they have grown, let the next
+// function allocate nothing there. One member per pass, of a type named
+// here, so a pass cannot ask for another's buffers by mistake (the context
+// holds them by value: no allocation, no cast). A pass added later adds its
+// own struct and member.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "codegen/analysis/counted_loops.h"
+#include "codegen/analysis/loops.h"
+#include "codegen/ir/function.h"
+
+namespace heron {
+
+/// loop-form (loop_form.cpp): the edges of one split, the forwarded
+/// arguments, the branches to redirect, the new blocks with their loops.
+struct LoopFormScratch {
+    std::vector<BlockCall*> dests;
+    std::vector<Value> args, fwd;
+    std::vector<uint8_t> differs;
+    std::vector<Inst> branches;
+    std::vector<std::pair<Block, std::optional<Loop>>> added;
+    std::vector<Block> blocks;
+};
+
+/// count-down (count_down.cpp): the candidate loops and the use tables;
+/// users[k] for k below the number of slots in use this time (the rest keep
+/// their memory for later).
+struct CountDownScratch {
+    std::vector<const CountedLoop*> todo;
+    std::vector<uint32_t> uses, slot;
+    std::vector<std::vector<Inst>> users;
+};
+
+/// licm (licm.cpp): loops bucketed by depth, a block's instructions.
+struct LicmScratch {
+    std::vector<uint32_t> depth_begin, by_depth, next;
+    std::vector<Inst> insts;
+};
+
+/// forward-blocks (forward_blocks.cpp): the forwarders and the edits.
+struct ForwardScratch {
+    std::vector<Inst> jump_of;
+    std::vector<Value> args, mapped;
+    std::vector<uint8_t> passed, referenced;
+    std::vector<Block> dead;
+    std::vector<uint32_t> target;
+};
+
+struct PassScratch {
+    LoopFormScratch loop_form;
+    CountDownScratch count_down;
+    LicmScratch licm;
+    ForwardScratch forward_blocks;
+};
+
+}  // namespace heron
