@@ -16,7 +16,7 @@ void DataFlowGraph::clear() {
 
 Inst DataFlowGraph::make_inst(const InstructionData& data) {
     Inst i = insts_.push(data);
-    results_[i] = ValueList();
+    results_.push_back(InstResults{});
     return i;
 }
 
@@ -101,29 +101,40 @@ uint32_t DataFlowGraph::make_inst_results(Inst inst, Type ctrl) {
 }
 
 Value DataFlowGraph::append_result(Inst inst, Type type) {
-    ValueList& rl = results_[inst];
-    Value v = values_.push(ValueData{type, ValueDef::Kind::Result,
-                                     static_cast<uint32_t>(rl.size(value_lists)), inst.index()});
-    rl.push(v, value_lists);
+    Value v = values_.push(ValueData{type, ValueDef::Kind::Result, num_results(inst), inst.index()});
+    push_result(inst, v);
     return v;
 }
 
 void DataFlowGraph::attach_result(Inst inst, Value v) {
-    ValueList& rl = results_[inst];
+    const uint32_t num = num_results(inst);
     ValueData& vd = values_[v];
     vd.kind = ValueDef::Kind::Result;
-    vd.num = static_cast<uint32_t>(rl.size(value_lists));
+    vd.num = num;
     vd.owner = inst.index();
-    rl.push(v, value_lists);
+    push_result(inst, v);
 }
 
-Value DataFlowGraph::first_result(Inst inst) const {
-    const ValueList& rl = results_[inst];
-    HERON_ASSERT(!rl.empty() && "instruction has no results");
-    return rl.get(0, value_lists);
+void DataFlowGraph::push_result(Inst inst, Value v) {
+    HERON_ASSERT(inst.index() < results_.size() && "instruction out of range");
+    InstResults& r = results_[inst.index()];
+    if (r.list.empty() && !r.single.is_valid()) {  // the first: no list
+        r.single = v;
+        return;
+    }
+    if (r.list.empty()) {  // the second: both into the pool
+        r.list.push(r.single, value_lists);
+        r.single = Value();
+    }
+    r.list.push(v, value_lists);
 }
 
-void DataFlowGraph::clear_results(Inst inst) { results_[inst].clear(value_lists); }
+void DataFlowGraph::clear_results(Inst inst) {
+    HERON_ASSERT(inst.index() < results_.size() && "instruction out of range");
+    InstResults& r = results_[inst.index()];
+    r.list.clear(value_lists);
+    r.single = Value();
+}
 
 void DataFlowGraph::inst_fixed_values(Inst inst, std::vector<Value>& out) const {
     out.clear();
@@ -136,42 +147,6 @@ void DataFlowGraph::inst_fixed_values(Inst inst, std::vector<Value>& out) const 
 
 void DataFlowGraph::resolve_aliases_in_arguments(Inst inst) {
     for_each_inst_value(inst, [this](Value& v) { v = resolve_aliases(v); });
-}
-
-std::span<const Value> DataFlowGraph::inst_variable_args(Inst inst) const {
-    const ValueList& l = insts_[inst].vargs;
-    if (l.empty()) return {};
-    return {l.raw(value_lists), l.size(value_lists)};
-}
-
-std::span<const Value> DataFlowGraph::call_args(Inst inst) const {
-    auto all = inst_variable_args(inst);
-    if (insts_[inst].format() == InstructionFormat::CallIndirect && !all.empty()) return all.subspan(1);
-    return all;
-}
-
-std::span<const BlockCall> DataFlowGraph::branch_destinations(Inst inst) const {
-    const InstructionData& d = insts_[inst];
-    switch (d.format()) {
-    case InstructionFormat::Jump: return {d.dests.data(), 1};
-    case InstructionFormat::Brif: return {d.dests.data(), 2};
-    case InstructionFormat::BranchTable:
-        if (!jump_tables.is_valid(d.jump_table())) return {};
-        return jump_tables[d.jump_table()].all;
-    default: return {};
-    }
-}
-
-std::span<BlockCall> DataFlowGraph::branch_destinations_mut(Inst inst) {
-    InstructionData& d = insts_[inst];
-    switch (d.format()) {
-    case InstructionFormat::Jump: return {d.dests.data(), 1};
-    case InstructionFormat::Brif: return {d.dests.data(), 2};
-    case InstructionFormat::BranchTable:
-        if (!jump_tables.is_valid(d.jump_table())) return {};
-        return jump_tables[d.jump_table()].all;
-    default: return {};
-    }
 }
 
 Value DataFlowGraph::resolve_aliases(Value v) const {
@@ -220,12 +195,6 @@ void DataFlowGraph::attach_block_param(Block b, Value v) {
     vd.num = static_cast<uint32_t>(pl.size(value_lists));
     vd.owner = b.index();
     pl.push(v, value_lists);
-}
-
-std::span<const Value> DataFlowGraph::block_params(Block b) const {
-    const ValueList& pl = blocks_[b].params;
-    if (pl.empty()) return {};
-    return {pl.raw(value_lists), pl.size(value_lists)};
 }
 
 void DataFlowGraph::remove_block_param(Block b, uint32_t i) {

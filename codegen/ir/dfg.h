@@ -60,12 +60,23 @@ public:
     /// call) into `out`; returns how many.
     static unsigned fixed_result_types(const OpcodeInfo& info, Type ctrl, Type out[2]);
     std::span<const Value> inst_results(Inst inst) const {
-        const ValueList& rl = results_[inst];
-        if (rl.empty()) return {};
-        return {rl.raw(value_lists), rl.size(value_lists)};
+        const InstResults& r = results(inst);
+        if (r.list.empty()) return {&r.single, r.single.is_valid() ? 1u : 0u};
+        return r.list.as_span(value_lists);
     }
-    Value first_result(Inst inst) const;
-    bool has_results(Inst inst) const { return !results_[inst].empty(); }
+    uint32_t num_results(Inst inst) const {
+        const InstResults& r = results(inst);
+        return r.list.empty() ? (r.single.is_valid() ? 1 : 0) : r.list.size(value_lists);
+    }
+    Value first_result(Inst inst) const {
+        const InstResults& r = results(inst);
+        HERON_ASSERT((r.single.is_valid() || !r.list.empty()) && "instruction has no results");
+        return r.list.empty() ? r.single : r.list.get(0, value_lists);
+    }
+    bool has_results(Inst inst) const {
+        const InstResults& r = results(inst);
+        return r.single.is_valid() || !r.list.empty();
+    }
     /// Drops the result list (the values stay defined but orphaned).
     void clear_results(Inst inst);
     /// Adds one result value of `type` to `inst` (used by parsers that name
@@ -87,14 +98,37 @@ public:
     void resolve_aliases_in_arguments(Inst inst);
 
     /// The variable operand list as a span (call arguments, return values).
-    std::span<const Value> inst_variable_args(Inst inst) const;
+    std::span<const Value> inst_variable_args(Inst inst) const { return insts_[inst].vargs.as_span(value_lists); }
     /// Call arguments without the callee of call_indirect.
-    std::span<const Value> call_args(Inst inst) const;
+    std::span<const Value> call_args(Inst inst) const {
+        const InstructionData& d = insts_[inst];
+        const auto all = d.vargs.as_span(value_lists);
+        if (d.format() == InstructionFormat::CallIndirect && !all.empty()) return all.subspan(1);
+        return all;
+    }
 
     /// Branch destinations of a branch (empty for anything else); for
     /// br_table [default, entries...].
-    std::span<const BlockCall> branch_destinations(Inst inst) const;
-    std::span<BlockCall> branch_destinations_mut(Inst inst);
+    std::span<const BlockCall> branch_destinations(Inst inst) const {
+        const InstructionData& d = insts_[inst];
+        switch (d.format()) {
+        case InstructionFormat::Jump: return {d.dests.data(), 1};
+        case InstructionFormat::Brif: return {d.dests.data(), 2};
+        case InstructionFormat::BranchTable: return table_destinations(d);
+        default: return {};
+        }
+    }
+    std::span<BlockCall> branch_destinations_mut(Inst inst) {
+        InstructionData& d = insts_[inst];
+        switch (d.format()) {
+        case InstructionFormat::Jump: return {d.dests.data(), 1};
+        case InstructionFormat::Brif: return {d.dests.data(), 2};
+        case InstructionFormat::BranchTable:
+            if (!jump_tables.is_valid(d.jump_table())) return {};
+            return jump_tables[d.jump_table()].all;
+        default: return {};
+        }
+    }
 
     /// The callee signature of a call (or return_call), if it is one.
     std::optional<SigRef> call_signature(Inst inst) const;
@@ -125,7 +159,7 @@ public:
     uint32_t num_blocks() const { return blocks_.size(); }
     bool block_is_valid(Block b) const { return blocks_.is_valid(b); }
     Value append_block_param(Block b, Type t);
-    std::span<const Value> block_params(Block b) const;
+    std::span<const Value> block_params(Block b) const { return blocks_[b].params.as_span(value_lists); }
     uint32_t num_block_params(Block b) const { return blocks_[b].params.size(value_lists); }
     /// Removes parameter `i` of `b`; the value is orphaned.
     void remove_block_param(Block b, uint32_t i);
@@ -138,6 +172,13 @@ public:
         return BlockCall::make(b, args, value_lists);
     }
 
+    // --- the tables as arrays -----------------------------------------------
+    // For loops over many instructions or values that check each index
+    // against num_insts() / num_values() once (the verifier): no reload of
+    // the vectors' pointers through the DFG for every read.
+    const InstructionData* inst_data() const { return insts_.data(); }
+    const ValueData* value_data() const { return values_.data(); }
+
     // --- preamble entities --------------------------------------------------
     PrimaryMap<SigRef, Signature> signatures;
     PrimaryMap<FuncRef, ExtFuncData> ext_funcs;
@@ -149,9 +190,28 @@ public:
 
 private:
     PrimaryMap<Inst, InstructionData> insts_;
-    SecondaryMap<Inst, ValueList> results_;
     PrimaryMap<Block, BlockData> blocks_;
     PrimaryMap<Value, ValueData> values_;
+
+    /// An instruction's results: a single result (most instructions) is
+    /// held here; two or more live in the value-list pool, `single` then
+    /// unused (reserved).
+    struct InstResults {
+        Value single;
+        ValueList list;
+    };
+    /// By instruction, pushed by make_inst: every instruction has an entry.
+    std::vector<InstResults> results_;
+    const InstResults& results(Inst inst) const {
+        HERON_ASSERT(inst.index() < results_.size() && "instruction out of range");
+        return results_[inst.index()];
+    }
+    /// Appends `v` to the results of `inst` (append_result, attach_result).
+    void push_result(Inst inst, Value v);
+    std::span<const BlockCall> table_destinations(const InstructionData& d) const {
+        if (!jump_tables.is_valid(d.jump_table())) return {};
+        return jump_tables[d.jump_table()].all;
+    }
 };
 
 template <typename F>
@@ -176,8 +236,7 @@ void DataFlowGraph::for_each_inst_value(Inst inst, F&& f) const {
     const InstructionData& d = insts_[inst];
     unsigned n = d.num_fixed_args();
     for (unsigned i = 0; i < n; ++i) f(d.args[i]);
-    uint32_t nv = d.vargs.size(value_lists);
-    for (uint32_t i = 0; i < nv; ++i) f(d.vargs.get(i, value_lists));
+    for (Value v : d.vargs.as_span(value_lists)) f(v);
     for (const BlockCall& bc : branch_destinations(inst)) {
         for (Value v : bc.args(value_lists)) f(v);
     }

@@ -9,10 +9,14 @@
 // block arguments) in one shared vector instead of one heap block each.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,6 +107,9 @@ public:
     bool empty() const { return elems_.empty(); }
     void clear() { elems_.clear(); }
     void reserve(size_t n) { elems_.reserve(n); }
+    /// The entries as an array (size() of them), for loops that check
+    /// their indices once.
+    const V* data() const { return elems_.data(); }
 
     /// Iterates keys 0..size-1.
     struct KeyIter {
@@ -140,6 +147,13 @@ public:
         return elems_[k.index()];
     }
     const V& get(K k) const { return (*this)[k]; }
+    /// For keys the caller knows were written (below size()): no default.
+    const V& get_unchecked(K k) const {
+        HERON_ASSERT(k.index() < elems_.size() && "entity not in the side table");
+        return elems_[k.index()];
+    }
+    /// The written entries as an array (size() of them).
+    const V* data() const { return elems_.data(); }
     void resize(size_t n) { elems_.resize(n, default_); }
     /// Forgets every entry but keeps the memory.
     void clear() { elems_.clear(); }
@@ -148,6 +162,12 @@ public:
 
 private:
     void grow(size_t n) {
+        // The common growth is by one (entities made in order): push_back
+        // doubles the capacity itself and copies one default.
+        if (n == elems_.size() + 1) {
+            elems_.push_back(default_);
+            return;
+        }
         // Double the capacity, not the size: reserving 2 * size() on every
         // one-element growth would reallocate each time (quadratic).
         if (n > elems_.capacity()) {
@@ -163,14 +183,36 @@ private:
 /// A pool of small lists. A list is a handle (offset into the pool); its
 /// length is stored in the slot before its first element. Lists are
 /// allocated in size classes of powers of two and recycled on free lists.
+///
+/// The pool's vector is never shrunk: clear() only rewinds the end of the
+/// used part (`used_`), so a pool reused for the next function allocates
+/// lists without growing or filling its vector again. Words past a list's
+/// length are never read.
 template <typename T>
 class ListPool {
 public:
+    ListPool() = default;
+    /// A copy takes the words in use only (not the kept tail).
+    ListPool(const ListPool& o) : data_(o.data_.begin(), o.data_.begin() + o.used_), used_(o.used_) {
+        for (int c = 0; c < kClasses; ++c) free_[c] = o.free_[c];
+    }
+    ListPool& operator=(const ListPool& o) {
+        if (this == &o) return *this;
+        if (data_.size() < o.used_) data_.resize(o.used_);
+        std::copy(o.data_.begin(), o.data_.begin() + o.used_, data_.begin());
+        used_ = o.used_;
+        for (int c = 0; c < kClasses; ++c) free_[c] = o.free_[c];
+        return *this;
+    }
+    ListPool(ListPool&&) noexcept = default;
+    ListPool& operator=(ListPool&&) noexcept = default;
+
     void clear() {
-        data_.clear();
+        used_ = 0;
         for (auto& f : free_) f.clear();
     }
-    size_t memory_words() const { return data_.size(); }
+    /// Words handed out since the last clear (lists, length words, freed lists).
+    size_t memory_words() const { return used_; }
 
 private:
     template <typename>
@@ -191,13 +233,22 @@ private:
             free_[c].pop_back();
             return at;
         }
-        uint32_t at = static_cast<uint32_t>(data_.size());
-        data_.resize(data_.size() + class_capacity(c) + 1);
+        const uint32_t at = used_;
+        used_ += class_capacity(c) + 1;
+        if (used_ > data_.size()) [[unlikely]] extend();
         return at;
     }
     void release(uint32_t at, int c) { free_[c].push_back(at); }
+    /// Makes room for `used_` words: doubling, from 64.
+    void extend() {
+        size_t n = data_.size() * 2;
+        if (n < 64) n = 64;
+        if (n < used_) n = used_;
+        data_.resize(n);
+    }
 
-    std::vector<T> data_;  // length words are stored as T(length)
+    std::vector<T> data_;  // length words are stored as T(length); used_ of them in use
+    uint32_t used_ = 0;
     std::vector<uint32_t> free_[kClasses];
 };
 
@@ -220,12 +271,26 @@ public:
         p.data_[head_ + 1 + i] = v;
     }
     const T* raw(const Pool& p) const { return empty() ? nullptr : &p.data_[head_ + 1]; }
+    /// The elements as a span (empty for the empty list).
+    std::span<const T> as_span(const Pool& p) const {
+        if (empty()) return {};
+        const T* at = &p.data_[head_];
+        return {at + 1, at->index()};
+    }
     T* raw_mut(Pool& p) { return empty() ? nullptr : &p.data_[head_ + 1]; }
 
     void push(T v, Pool& p) {
         uint32_t n = size(p);
         grow_to(n + 1, p);
         p.data_[head_ + 1 + n] = v;
+    }
+    /// Appends every element of `vals` (which must not live in `p`), growing once.
+    void extend(std::span<const T> vals, Pool& p) {
+        if (vals.empty()) return;
+        const uint32_t n = size(p);
+        grow_to(n + static_cast<uint32_t>(vals.size()), p);
+        T* at = &p.data_[head_ + 1 + n];
+        for (const T& v : vals) *at++ = v;
     }
     /// Removes element i, shifting the rest down.
     void remove(uint32_t i, Pool& p) {
@@ -247,7 +312,11 @@ public:
     template <typename It>
     static EntityList from(It first, It last, Pool& p) {
         EntityList l;
-        for (; first != last; ++first) l.push(*first, p);
+        if constexpr (std::contiguous_iterator<It>) {
+            l.extend(std::span<const T>(std::to_address(first), static_cast<size_t>(last - first)), p);
+        } else {
+            for (; first != last; ++first) l.push(*first, p);
+        }
         return l;
     }
 

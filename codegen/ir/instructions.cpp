@@ -181,51 +181,9 @@ Ieee64 Ieee64::with_double(double d) {
 BlockCall BlockCall::make(Block block, std::span<const Value> args, ValueListPool& pool) {
     BlockCall bc;
     bc.list_.push(Value(block.index()), pool);
-    for (Value v : args) bc.list_.push(v, pool);
+    bc.list_.extend(args, pool);
     return bc;
 }
 
-std::span<const Value> BlockCall::args(const ValueListPool& pool) const {
-    if (list_.empty()) return {};
-    return {list_.raw(pool) + 1, list_.size(pool) - 1};
-}
-
-std::span<Value> BlockCall::args_mut(ValueListPool& pool) {
-    if (list_.empty()) return {};
-    return {list_.raw_mut(pool) + 1, list_.size(pool) - 1};
-}
-
-unsigned InstructionData::num_fixed_args() const {
-    switch (format()) {
-    case InstructionFormat::NullAry:
-    case InstructionFormat::UnaryImm:
-    case InstructionFormat::UnaryIeee32:
-    case InstructionFormat::UnaryIeee64:
-    case InstructionFormat::StackAddr:
-    case InstructionFormat::FuncAddr:
-    case InstructionFormat::Jump:
-    case InstructionFormat::MultiAry:
-    case InstructionFormat::Trap:
-    case InstructionFormat::Call:
-    case InstructionFormat::CallIndirect:
-        return 0;
-    case InstructionFormat::Unary:
-    case InstructionFormat::UnaryFlags:
-    case InstructionFormat::Load:
-    case InstructionFormat::Brif:
-    case InstructionFormat::BranchTable:
-    case InstructionFormat::CondTrap:
-        return 1;
-    case InstructionFormat::Binary:
-    case InstructionFormat::IntAddTrap:
-    case InstructionFormat::IntCompare:
-    case InstructionFormat::FloatCompare:
-    case InstructionFormat::Store:
-        return 2;
-    case InstructionFormat::Ternary:
-        return 3;
-    }
-    return 0;
-}
 
 }  // namespace heron

@@ -53,6 +53,36 @@ enum class InstructionFormat : uint8_t {
     CallIndirect,  // call_indirect sig, callee(args)
 };
 
+/// How many of InstructionData::args a format uses.
+constexpr unsigned format_fixed_args(InstructionFormat f) {
+    switch (f) {
+    case InstructionFormat::NullAry:
+    case InstructionFormat::UnaryImm:
+    case InstructionFormat::UnaryIeee32:
+    case InstructionFormat::UnaryIeee64:
+    case InstructionFormat::StackAddr:
+    case InstructionFormat::FuncAddr:
+    case InstructionFormat::Jump:
+    case InstructionFormat::MultiAry:
+    case InstructionFormat::Trap:
+    case InstructionFormat::Call:
+    case InstructionFormat::CallIndirect: return 0;
+    case InstructionFormat::Unary:
+    case InstructionFormat::UnaryFlags:
+    case InstructionFormat::Load:
+    case InstructionFormat::Brif:
+    case InstructionFormat::BranchTable:
+    case InstructionFormat::CondTrap: return 1;
+    case InstructionFormat::Binary:
+    case InstructionFormat::IntAddTrap:
+    case InstructionFormat::IntCompare:
+    case InstructionFormat::FloatCompare:
+    case InstructionFormat::Store: return 2;
+    case InstructionFormat::Ternary: return 3;
+    }
+    return 0;
+}
+
 /// Where an opcode's controlling type comes from (ir-reference.md 1.5).
 enum class CtrlSource : uint8_t { None, Result, Arg0, Arg1 };
 
@@ -224,8 +254,14 @@ public:
     uint32_t num_args(const ValueListPool& pool) const { return list_.size(pool) - 1; }
     Value arg(uint32_t i, const ValueListPool& pool) const { return list_.get(i + 1, pool); }
     void set_arg(uint32_t i, Value v, ValueListPool& pool) { list_.set(i + 1, v, pool); }
-    std::span<const Value> args(const ValueListPool& pool) const;
-    std::span<Value> args_mut(ValueListPool& pool);
+    std::span<const Value> args(const ValueListPool& pool) const {
+        const auto all = list_.as_span(pool);
+        return all.empty() ? all : all.subspan(1);
+    }
+    std::span<Value> args_mut(ValueListPool& pool) {
+        if (list_.empty()) return {};
+        return {list_.raw_mut(pool) + 1, list_.size(pool) - 1};
+    }
     void append_arg(Value v, ValueListPool& pool) { list_.push(v, pool); }
     void remove_arg(uint32_t i, ValueListPool& pool) { list_.remove(i + 1, pool); }
     void clear(ValueListPool& pool) { list_.clear(pool); }
@@ -265,7 +301,7 @@ struct InstructionData {
     SigRef sig_ref() const { return SigRef(entity); }
     JumpTable jump_table() const { return JumpTable(entity); }
     /// How many of `args` the format uses.
-    unsigned num_fixed_args() const;
+    unsigned num_fixed_args() const { return format_fixed_args(format()); }
 };
 
 }  // namespace heron

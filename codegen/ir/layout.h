@@ -44,12 +44,15 @@ public:
     /// True if `a` comes strictly before `b` in program order. Both must be
     /// inserted.
     bool inst_before(Inst a, Inst b) const {
-        const InstNode& na = insts_[a];
-        const InstNode& nb = insts_[b];
+        const InstNode& na = insts_.get_unchecked(a);
+        const InstNode& nb = insts_.get_unchecked(b);
         if (na.block == nb.block) return na.seq < nb.seq;
-        return blocks_[*na.block].seq < blocks_[*nb.block].seq;
+        return blocks_.get_unchecked(*na.block).seq < blocks_.get_unchecked(*nb.block).seq;
     }
-    bool block_before(Block a, Block b) const { return blocks_[a].seq < blocks_[b].seq; }
+    bool block_before(Block a, Block b) const { return blocks_.get_unchecked(a).seq < blocks_.get_unchecked(b).seq; }
+    /// Whether `i` is laid out in `b`; for an instruction reached through
+    /// the layout's own links (block_insts), whose node was written.
+    bool linked_inst_in(Inst i, Block b) const { return insts_.get_unchecked(i).block == b; }
 
     // --- iteration ----------------------------------------------------------
     template <typename K, typename Next>
@@ -63,11 +66,13 @@ public:
         }
         bool operator!=(const Iter& o) const { return cur != o.cur; }
     };
+    // The current entity is in the layout, so its node was written: the
+    // side tables are read without the default for keys never written.
     struct NextBlock {
-        PackedOption<Block> operator()(const Layout& l, Block b) const { return l.blocks_[b].next; }
+        PackedOption<Block> operator()(const Layout& l, Block b) const { return l.blocks_.get_unchecked(b).next; }
     };
     struct NextInst {
-        PackedOption<Inst> operator()(const Layout& l, Inst i) const { return l.insts_[i].next; }
+        PackedOption<Inst> operator()(const Layout& l, Inst i) const { return l.insts_.get_unchecked(i).next; }
     };
     template <typename It>
     struct Range {
