@@ -183,6 +183,11 @@ enum class QuickKind : uint8_t {
     Binary,      // two operands of one type in `uniform.allowed`, one result of that type
     IntBinary,   // two integer operands (shifts), one result of operand 0's type
     IntConst,    // iconst: one result of the integer type `.T`, the immediate within it
+    IntCmp,      // icmp: two operands of one integer type, a condition code, one i8 result
+    Load,        // a pointer operand, `.T` in `memory`, one result of type `.T`
+    Store,       // a value in `memory` and a pointer, no results
+    Jump,        // no operands or results, one destination
+    Brif,        // an integer condition, no results, two destinations
 };
 
 /// What the walk needs of an opcode, in one table read instead of calls of
@@ -278,10 +283,33 @@ std::array<OpcodeShape, 256> build_opcode_shapes() {
             s.flags |= OpcodeShape::kQuick;
         }
         // The special paths, where the general one would check exactly
-        // this: one result typed like the controlling type, no branch.
-        bool result_is_ctrl = s.fixed_results == 1;
-        for (unsigned c = Type::I8; c <= Type::F64; ++c) result_is_ctrl &= s.result[c][0] == Type(static_cast<Type::Code>(c));
-        if (!(s.flags & OpcodeShape::kQuick) || !result_is_ctrl || s.dests != 0) continue;
+        // what they check.
+        if (!(s.flags & OpcodeShape::kQuick)) continue;
+        if (s.dests != 0) {  // no results, no typing beyond brif's condition
+            if (s.fixed_results != 0) continue;
+            if (s.dests == 1 && s.fixed_args == 0 && s.ctrl == QuickCtrl::Fixed && !s.fixed_ctrl.is_valid() &&
+                s.typing == QuickTyping::Done && s.uniform.n == 0) {
+                s.kind = QuickKind::Jump;
+            } else if (s.dests == 2 && s.fixed_args == 1 && s.ctrl == QuickCtrl::Arg0 &&
+                       s.typing == QuickTyping::Condition && s.uniform.n == 0 &&
+                       info.format != InstructionFormat::CondTrap) {
+                s.kind = QuickKind::Brif;
+            }
+            continue;
+        }
+        bool result_is_ctrl = s.fixed_results == 1, result_is_i8 = s.fixed_results == 1;
+        for (unsigned c = Type::I8; c <= Type::F64; ++c) {
+            result_is_ctrl &= s.result[c][0] == Type(static_cast<Type::Code>(c));
+            result_is_i8 &= s.result[c][0] == types::I8;
+        }
+        if (s.ctrl == QuickCtrl::Arg0 && s.fixed_args == 2 && s.typing == QuickTyping::IntCC && s.uniform.n == 2 &&
+            s.uniform.ref == 0 && s.uniform.allowed == kAnyInt && result_is_i8) {
+            s.kind = QuickKind::IntCmp;
+        } else if (s.ctrl == QuickCtrl::Arg0 && s.fixed_args == 2 && s.typing == QuickTyping::Store &&
+                   s.uniform.n == 0 && s.fixed_results == 0) {
+            s.kind = QuickKind::Store;
+        }
+        if (!result_is_ctrl) continue;
         if (s.ctrl == QuickCtrl::Arg0 && s.fixed_args == 2 && s.typing == QuickTyping::Done && s.uniform.n == 2 &&
             s.uniform.ref == 0) {
             s.kind = QuickKind::Binary;
@@ -290,6 +318,9 @@ std::array<OpcodeShape, 256> build_opcode_shapes() {
             s.uniform.allowed = kAnyInt;  // for the path's test only (n stays 0)
         } else if (s.ctrl == QuickCtrl::Suffix && s.fixed_args == 0 && s.typing == QuickTyping::IntConst) {
             s.kind = QuickKind::IntConst;
+        } else if (s.ctrl == QuickCtrl::Suffix && s.fixed_args == 1 && s.typing == QuickTyping::Load &&
+                   s.uniform.n == 0) {
+            s.kind = QuickKind::Load;
         }
     }
     return shapes;
@@ -601,9 +632,8 @@ private:
         if (results.size() != 1) return false;
         const Value v = results[0];
         if (v.index() >= num_values_) return false;
-        const ValueDef def = dfg_.value_def(v);
-        if (def.kind != ValueDef::Kind::Result || def.owner != inst.index() || def.num != 0 ||
-            dfg_.value_type(v) != type) {
+        const ValueData& vd = values_[v.index()];
+        if (vd.kind != ValueDef::Kind::Result || vd.owner != inst.index() || vd.num != 0 || vd.type != type) {
             return false;
         }
         uses_[v.index()] = UseInfo{type, cur_pre_, cur_post_};
@@ -621,6 +651,28 @@ private:
         return u.lo <= cur_pre_ && cur_post_ <= u.hi;
     }
     [[gnu::cold]] void verify_use(Inst inst, Block b, Value v);
+    /// A branch destination as check_use and verify_branch accept it
+    /// silently: a block in the layout other than the entry, its arguments
+    /// defined and dominating, as many as its parameters and of their types.
+    bool quick_dest(const BlockCall& dest) const {
+        if (!dest.is_valid()) return false;
+        const ValueListPool& pool = dfg_.value_lists;
+        const Block target = dest.block(pool);
+        if (target.index() >= num_blocks_ || !layout_.is_block_inserted(target) || target == entry_) return false;
+        const auto params = dfg_.block_params(target);
+        const auto args = dest.args(pool);
+        if (args.size() != params.size()) return false;
+        const UseInfo* const uses = uses_.data();
+        for (size_t k = 0; k < args.size(); ++k) {
+            const uint32_t v = args[k].index();
+            const uint32_t p = params[k].index();
+            if (v >= num_values_ || p >= num_values_) return false;
+            const UseInfo& u = uses[v];
+            if (u.lo > cur_pre_ || cur_post_ > u.hi) return false;
+            if (!u.type.is_valid() || u.type != values_[p].type) return false;
+        }
+        return true;
+    }
     /// What check_inst and verify_return accept silently for `return`: no
     /// results, the values defined and dominating, as many as the
     /// signature returns and of its types.
@@ -638,7 +690,7 @@ private:
         return true;
     }
     /// Marks a sound definition (one the walk has checked) for check_use.
-    void define(Value v) { uses_[v.index()] = UseInfo{dfg_.value_type(v), cur_pre_, cur_post_}; }
+    void define(Value v) { uses_[v.index()] = UseInfo{values_[v.index()].type, cur_pre_, cur_post_}; }
     /// Marks every result of `inst` whose definition names it back.
     [[gnu::cold]] void define_sound_results(Inst inst);
     void verify_results(Inst inst);
@@ -698,9 +750,9 @@ private:
     Type type_of(Value v) const {
         const uint32_t i = v.index();
         if (i >= num_values_) return Type();
-        if (!has_aliases_) return dfg_.value_type(v);
+        if (!has_aliases_) return values_[i].type;
         const Value r = resolved_[i];
-        return r.is_valid() ? dfg_.value_type(r) : Type();
+        return r.is_valid() ? values_[r.index()].type : Type();
     }
     /// A value list's elements (inline; DataFlowGraph::inst_variable_args
     /// is out of line).
@@ -751,9 +803,10 @@ private:
     uint32_t stamp_ = 0;     // see Tables::stamp
     std::vector<Type>& expected_;
     std::optional<Block> entry_;
-    // The DFG's instructions as an array (every index is checked against
-    // num_insts_ before it is read) and counts.
+    // The DFG's instructions and values as arrays (every index is checked
+    // against num_insts_ / num_values_ before it is read) and counts.
     const InstructionData* insts_ = nullptr;
+    const ValueData* values_ = nullptr;
     uint32_t num_insts_ = 0, num_blocks_ = 0;
     bool single_block_ = false;  // the layout is the entry block alone: no CFG or dominator tree
     uint32_t num_values_ = 0;
@@ -787,8 +840,9 @@ void Verifier::block_error(Block block, std::string message) {
 bool Verifier::run() {
     const size_t errors_before = errors_.size();
     num_insts_ = dfg_.num_insts();
-    insts_ = num_insts_ ? &dfg_[Inst(0)] : nullptr;
+    insts_ = dfg_.inst_data();
     num_values_ = dfg_.num_values();
+    values_ = dfg_.value_data();
     num_blocks_ = dfg_.num_blocks();
     entry_ = layout_.entry_block();
     verify_declarations();
@@ -945,8 +999,8 @@ void Verifier::prepare_values() {
     tables_.last_hi = use_base_ + num_blocks_;
     bool aliases = false;
     for (uint32_t i = 0; i < num_values_; ++i) {
-        const ValueDef def = dfg_.value_def(Value(i));
-        aliases |= def.kind == ValueDef::Kind::Alias && def.owner != i;
+        const ValueData& vd = values_[i];
+        aliases |= vd.kind == ValueDef::Kind::Alias && vd.owner != i;
     }
     has_aliases_ = aliases;
     if (aliases) resolve_aliases();
@@ -972,7 +1026,7 @@ void Verifier::verify_entry_block() {
     if (quick_ && params.size() == sig.size()) {  // the common case: each valid and of its type
         bool ok = true;
         for (size_t i = 0; i < params.size(); ++i) {
-            ok &= params[i].index() < num_values_ && dfg_.value_type(params[i]) == sig[i].type;
+            ok &= params[i].index() < num_values_ && values_[params[i].index()].type == sig[i].type;
         }
         if (ok) return;
     }
@@ -1016,7 +1070,7 @@ void Verifier::verify_block(Block b) {
             return;
         }
         seen[index] = stamp;
-        if (layout_.inst_block(inst) != std::optional<Block>(b)) {
+        if (!layout_.linked_inst_in(inst, b)) {
             inst_error(inst, inst.to_string() + " is laid out in " + b.to_string() + " but belongs to another block");
             continue;
         }
@@ -1056,12 +1110,11 @@ inline void Verifier::verify_block_params(Block b) {
     for (uint32_t i = 0; i < params.size(); ++i) {
         const uint32_t v = params[i].index();
         if (v >= num_values_) return report_block_params(b, params, i);
-        const ValueDef def = dfg_.value_def(Value(v));
-        const Type type = dfg_.value_type(Value(v));
-        if (def.kind != ValueDef::Kind::Param || def.owner != b.index() || def.num != i || !kAnyScalar.contains(type)) {
+        const ValueData& vd = values_[v];
+        if (vd.kind != ValueDef::Kind::Param || vd.owner != b.index() || vd.num != i || !kAnyScalar.contains(vd.type)) {
             return report_block_params(b, params, i);
         }
-        uses[v] = UseInfo{type, cur_pre_, cur_post_};
+        uses[v] = UseInfo{vd.type, cur_pre_, cur_post_};
     }
 }
 
@@ -1115,19 +1168,52 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     UseInfo* const uses = uses_.data();
     const uint32_t nv = num_values_;
     const uint32_t pre = cur_pre_, post = cur_post_;
-    if (shape.kind != QuickKind::General) {
-        if (shape.kind == QuickKind::IntConst) {
-            return kAnyInt.contains(d.type) && (d.imm & ~d.type.mask()) == 0 && one_result(inst, results, d.type);
+    // A use of operand i is fine (check_use's test) when it has a UseInfo
+    // whose numbers cover this block's.
+    auto operand = [&](unsigned i) -> const UseInfo* {
+        const uint32_t v = d.args[i].index();
+        if (v >= nv) return nullptr;
+        const UseInfo& u = uses[v];
+        return u.lo <= pre && post <= u.hi ? &u : nullptr;
+    };
+    // No two-way flags: verify_typing's endianness check.
+    const bool one_endianness = !(d.flags.has(MemFlags::Big) && d.flags.has(MemFlags::Little));
+    switch (shape.kind) {
+    case QuickKind::General: break;
+    case QuickKind::IntConst:
+        return kAnyInt.contains(d.type) && (d.imm & ~d.type.mask()) == 0 && one_result(inst, results, d.type);
+    case QuickKind::Binary:
+    case QuickKind::IntBinary:
+    case QuickKind::IntCmp: {
+        const UseInfo* ua = operand(0);
+        const UseInfo* uc = operand(1);
+        if (!ua || !uc) return false;
+        const Type t = ua->type;
+        const bool ok = shape.uniform.allowed.contains(t) && (!d.type.is_valid() || d.type == t);
+        switch (shape.kind) {
+        case QuickKind::Binary: return ok && uc->type == t && one_result(inst, results, t);
+        case QuickKind::IntBinary: return ok && kAnyInt.contains(uc->type) && one_result(inst, results, t);
+        default: return ok && uc->type == t && d.code < kNumIntCC && one_result(inst, results, types::I8);
         }
-        const uint32_t a = d.args[0].index(), c = d.args[1].index();
-        if (a >= nv || c >= nv) return false;
-        const UseInfo& ua = uses[a];
-        const UseInfo& uc = uses[c];
-        const Type t = ua.type;
-        bool ok = ua.lo <= pre && post <= ua.hi && uc.lo <= pre && post <= uc.hi && shape.uniform.allowed.contains(t) &&
-                  (!d.type.is_valid() || d.type == t);
-        ok &= shape.kind == QuickKind::Binary ? uc.type == t : kAnyInt.contains(uc.type);
-        return ok && one_result(inst, results, t);
+    }
+    case QuickKind::Load: {
+        const UseInfo* ua = operand(0);
+        return ua && ua->type == types::POINTER && shape.memory.contains(d.type) && one_endianness &&
+               one_result(inst, results, d.type);
+    }
+    case QuickKind::Store: {
+        const UseInfo* ua = operand(0);
+        const UseInfo* uc = operand(1);
+        return ua && uc && shape.memory.contains(ua->type) && uc->type == types::POINTER &&
+               (!d.type.is_valid() || d.type == ua->type) && !d.flags.has(MemFlags::Readonly) && one_endianness &&
+               results.empty();
+    }
+    case QuickKind::Jump: return results.empty() && quick_dest(d.dests[0]);
+    case QuickKind::Brif: {
+        const UseInfo* ua = operand(0);
+        return ua && kAnyInt.contains(ua->type) && (!d.type.is_valid() || d.type == ua->type) && results.empty() &&
+               quick_dest(d.dests[0]) && quick_dest(d.dests[1]);
+    }
     }
     // Operands: check_use's test, and their types.
     Type t[3];
@@ -1141,22 +1227,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     // Branch destinations: their arguments as operands (check_use), and
     // verify_branch's checks.
     for (unsigned j = 0; j < shape.dests; ++j) {
-        const BlockCall& dest = d.dests[j];
-        if (!dest.is_valid()) return false;
-        const ValueListPool& pool = dfg_.value_lists;
-        const Block target = dest.block(pool);
-        if (target.index() >= num_blocks_ || !layout_.is_block_inserted(target) || target == entry_) return false;
-        const auto params = dfg_.block_params(target);
-        const uint32_t n = dest.num_args(pool);
-        if (n != params.size()) return false;
-        for (uint32_t k = 0; k < n; ++k) {
-            const uint32_t v = dest.arg(k, pool).index();
-            const uint32_t p = params[k].index();
-            if (v >= nv || p >= nv) return false;
-            const UseInfo& u = uses[v];
-            if (u.lo > pre || post > u.hi) return false;
-            if (!u.type.is_valid() || u.type != dfg_.value_type(Value(p))) return false;
-        }
+        if (!quick_dest(d.dests[j])) return false;
     }
     // The controlling type (ctrl_type; kQuick: its operand is fixed) and
     // verify_typing's `.T` check.
@@ -1179,9 +1250,9 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     for (unsigned i = 0; i < nr; ++i) {
         const uint32_t v = results[i].index();
         if (v >= nv) return false;
-        const ValueDef def = dfg_.value_def(Value(v));
-        if (def.kind != ValueDef::Kind::Result || def.owner != inst.index() || def.num != i) return false;
-        if (fixed[i].is_valid() && dfg_.value_type(Value(v)) != fixed[i]) return false;
+        const ValueData& vd = values_[v];
+        if (vd.kind != ValueDef::Kind::Result || vd.owner != inst.index() || vd.num != i) return false;
+        if (fixed[i].is_valid() && vd.type != fixed[i]) return false;
     }
     // Typing: what verify_typing accepts silently.
     const UniformRule& rule = shape.uniform;
@@ -1231,7 +1302,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     }
     for (unsigned i = 0; i < nr; ++i) {
         const uint32_t v = results[i].index();
-        uses[v] = UseInfo{dfg_.value_type(Value(v)), pre, post};
+        uses[v] = UseInfo{values_[v].type, pre, post};
     }
     return true;
 }

@@ -1029,8 +1029,9 @@ TEST_F(VerifierTest, UnreachableDefinitionsServeOnlyUnreachableUses) {
 // from the analyses' ControlFlowGraph and DominatorTree).
 
 // Valid functions with the common instructions, a loop, a br_table, a call,
-// an irreducible cycle (block2 and block3 enter each other) and an
-// unreachable block.
+// an irreducible cycle (block2 and block3 enter each other), an
+// unreachable block, and (%memory) the quick kinds for icmp, narrow and
+// flagged loads and stores, brif and jump with arguments.
 constexpr const char* kQuickPathFunctions = R"(
 function %loop(i64, i64, f64) -> i64 {
     ss0 = explicit_slot 16
@@ -1086,6 +1087,29 @@ block0(v0: i64, v1: i64):
     v2 = iadd v0, v1
     return v2
 }
+
+function %memory(i64, i32, i32) -> i32 {
+    ss0 = explicit_slot 16
+block0(v0: i64, v1: i32, v2: i32):
+    v3 = stack_addr.i64 ss0
+    istore8 v0, v3
+    istore16 v1, v3+2
+    store notrap aligned v2, v3+4
+    store little v0, v3+8
+    v4 = uload8.i32 v3
+    v5 = sload16.i64 readonly v3+2
+    v6 = load.i32 notrap aligned v3+4
+    v7 = load.f64 big v3+8
+    v8 = icmp sge v4, v1
+    v9 = icmp eq v5, v0
+    brif v8, block1(v6, v7), block2(v2)
+block1(v10: i32, v11: f64):
+    brif v9, block2(v10), block3
+block2(v12: i32):
+    jump block3
+block3:
+    return v2
+}
 )";
 
 /// Both verdicts on `g`, compared error by error (text, place, instruction,
@@ -1110,13 +1134,14 @@ bool same_as_full_checks(const Function& g, VerifierContext& quick, VerifierCont
 // argument, return value and branch target replaced by every value or
 // block, each `.T`, opcode, value type, condition code and immediate, each
 // result list dropped or lengthened, each signature item retyped or
-// extended): the quick paths must give exactly the full checks' errors. A
+// extended, each memory flag bit flipped and both byte orders set): the
+// quick paths must give exactly the full checks' errors. A
 // quick path that accepted a fault would make the lists differ.
 TEST(VerifierQuickPaths, AgreeWithTheFullChecksOnEveryOneFieldChange) {
     Diagnostics diags;
     auto funcs = parse_functions(kQuickPathFunctions, diags);
     ASSERT_TRUE(diags.empty());
-    ASSERT_EQ(funcs.size(), 3u);
+    ASSERT_EQ(funcs.size(), 4u);
     VerifierContext quick, full;
     size_t changes = 0, rejected = 0;
     auto check = [&](const Function& g, const std::string& what) {
@@ -1185,6 +1210,19 @@ TEST(VerifierQuickPaths, AgreeWithTheFullChecksOnEveryOneFieldChange) {
                 g.dfg[inst].imm = imm;
                 check(g, at + " imm");
             }
+            // Memory flags (loads and stores read them): each bit set and
+            // cleared, and both byte orders at once.
+            for (unsigned bit = 1; bit <= MemFlags::Little; bit <<= 1) {
+                Function g = f;
+                g.dfg[inst].flags.bits ^= static_cast<uint8_t>(bit);
+                check(g, at + " flag bit " + std::to_string(bit));
+            }
+            {
+                Function g = f;
+                g.dfg[inst].flags.set(MemFlags::Big);
+                g.dfg[inst].flags.set(MemFlags::Little);
+                check(g, at + " big and little");
+            }
             {
                 Function g = f;
                 g.dfg.clear_results(inst);
@@ -1222,7 +1260,7 @@ TEST(VerifierQuickPaths, AgreeWithTheFullChecksOnEveryOneFieldChange) {
     // The changes reach both answers.
     RecordProperty("changes", static_cast<int>(changes));
     RecordProperty("rejected", static_cast<int>(rejected));
-    EXPECT_GT(changes, 5000u);
+    EXPECT_GT(changes, 9000u);
     EXPECT_GT(rejected, changes / 2);
     EXPECT_LT(rejected, changes);
 }
