@@ -24,6 +24,7 @@ namespace {
 using std::to_string;
 
 std::string vname(uint32_t v) { return "v" + to_string(v); }
+std::string operand_where(uint32_t inst, uint32_t k) { return "inst" + to_string(inst) + " operand " + to_string(k) + ": "; }
 
 // What is wrong with a CSR offset array, or nullptr.
 const char* csr_error(const std::vector<uint32_t>& begin, size_t n, size_t total) {
@@ -122,13 +123,15 @@ std::string validate_cfg(const Function& f) {
 
 namespace {
 
-// Checks operands and records each vreg's single definition and class, the
-// block of every instruction, and how many operands and uses name each vreg
-// (s.use_begin[v + 1] counts v's operands; made a CSR later).
-std::string validate_operands(Context::Impl& s) {
+// The first walk over the operands, flat (not per instruction): counts
+// each vreg's operands (s.use_begin[v + 1], made a CSR later) and uses
+// (raw_uses), and checks that every operand names a vreg in range. The
+// other checks of the operands, and the definitions, are made per
+// instruction by the use-position walk in build_liveness, which decodes
+// each operand anyway.
+std::string count_operands(Context::Impl& s) {
     const Function& f = *s.func;
-    const MachineEnv& env = *s.env;
-    const uint32_t nb = f.num_blocks(), nv = f.num_vregs;
+    const uint32_t nv = f.num_vregs;
     s.def_pos.assign(nv, kNone);
     s.def_block.resize(nv);  // read only for defined vregs
     s.raw_uses.assign(nv, 0);
@@ -138,96 +141,30 @@ std::string validate_operands(Context::Impl& s) {
     // its definition, so the array needs no fill.
     if (s.hint_vreg.size() < nv) s.hint_vreg.resize(nv);
     if (s.remat_inst.size() < nv) s.remat_inst.resize(nv);  // likewise written at each definition
-    uint32_t* hint_vreg = s.hint_vreg.data();
-    uint32_t* remat_inst = s.remat_inst.data();
-    uint32_t* def_pos = s.def_pos.data();
     uint32_t* raw_uses = s.raw_uses.data();
     uint32_t* count = s.use_begin.data() + 1;
     const Operand* ops = f.operands.data();
-    const uint32_t* ob_of = f.operands_begin.data();
-
-    // 0: defined; 1: out of range; 2: defined twice.
-    auto define = [&](VReg v, uint32_t block, uint32_t pos, uint32_t remat) -> int {
-        if (!v.is_valid() || v.index() >= nv) return 1;
-        if (def_pos[v.index()] != kNone) return 2;
-        def_pos[v.index()] = pos;
-        hint_vreg[v.index()] = kNone;
-        remat_inst[v.index()] = remat;
-        s.def_block[v.index()] = block;
-        s.vreg_class[v.index()] = static_cast<uint32_t>(v.cls());
-        return 0;
-    };
-    auto define_error = [&](VReg v, int e) { return e == 1 ? std::string("vreg out of range") : vname(v.index()) + " is defined twice"; };
-    for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k) {
-            if (const int e = define(f.params[k], b, s.block_start(b), kNone))
-                return "block" + to_string(b) + " parameter: " + define_error(f.params[k], e);
+    const size_t nops = f.operands.size();
+    for (size_t o = 0; o < nops; ++o) {
+        const Operand& op = ops[o];
+        // An invalid VReg has index 2^31 - 1, so the bound covers it
+        // unless num_vregs is above that.
+        const uint32_t v = op.vreg.index();
+        if (v >= nv || !op.vreg.is_valid()) [[unlikely]] {
+            const uint32_t i = static_cast<uint32_t>(
+                std::upper_bound(f.operands_begin.begin(), f.operands_begin.end(), o) - f.operands_begin.begin() - 1);
+            return "inst" + to_string(i) + " operand " + to_string(o - f.operands_begin[i]) + ": vreg out of range";
         }
-        const uint32_t first = f.block_insts_begin[b], last = f.block_insts_begin[b + 1] - 1;
-        const uint32_t nsucc = f.succs_begin[b + 1] - f.succs_begin[b];
-        for (uint32_t i = first; i <= last; ++i) {
-            s.inst_block[i] = b;
-            const uint32_t ob = ob_of[i], oe = ob_of[i + 1];
-            if (oe - ob > 255) return "inst" + to_string(i) + ": too many operands";
-            uint32_t num_fixed = 0;
-            uint64_t reused = 0;
-            for (uint32_t o = ob; o < oe; ++o) {
-                const Operand& op = ops[o];
-                auto where = [&] { return "inst" + to_string(i) + " operand " + to_string(o - ob) + ": "; };
-                if (!op.vreg.is_valid() || op.vreg.index() >= nv) return where() + "vreg out of range";
-                ++count[op.vreg.index()];
-                if (op.constraint == Constraint::Fixed) {
-                    const unsigned c = static_cast<unsigned>(op.vreg.cls());
-                    if (op.aux >= kMaxRegsPerClass) return where() + "fixed register out of range";
-                    if (op.fixed_reg() == env.scratch[c]) return where() + "fixed to the scratch register";
-                    ++num_fixed;
-                    s.inst_special[i / 64] |= uint64_t{1} << (i % 64);
-                }
-                if (op.kind == OperandKind::Use) {
-                    ++raw_uses[op.vreg.index()];
-                    // (A Reuse use counts for the check of later Reuse defs.)
-                    if (op.constraint == Constraint::Reuse && op.aux < 64) reused |= uint64_t{1} << op.aux;
-                    continue;
-                }
-                uint32_t pos = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
-                if (op.constraint == Constraint::Reuse) {
-                    if (op.aux >= oe - ob) return where() + "Reuse of an operand out of range";
-                    const Operand& in = ops[ob + op.aux];
-                    if (in.kind != OperandKind::Use || in.pos != OperandPos::Early || in.vreg.cls() != op.vreg.cls() ||
-                        in.constraint == Constraint::Reuse)
-                        return where() + "Reuse of an operand that is not an early use of the same class";
-                    // Operands (of the first 64) already named by an earlier
-                    // Reuse operand of this instruction; a scan beyond.
-                    bool twice = op.aux < 64 ? ((reused >> op.aux) & 1) != 0 : false;
-                    if (op.aux >= 64)
-                        for (uint32_t o2 = ob; o2 < o; ++o2)
-                            twice |= ops[o2].constraint == Constraint::Reuse && ops[o2].aux == op.aux;
-                    if (twice) return where() + "two defs reuse one operand";
-                    if (op.aux < 64) reused |= uint64_t{1} << op.aux;
-                    s.inst_special[i / 64] |= uint64_t{1} << (i % 64);
-                    pos = in.constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
-                }
-                if (i == last && nsucc > 0) return where() + "a branch defines a value";
-                const uint32_t remat = (f.flags[i] & inst_flags::kRemat) ? i : kNone;
-                if (const int e = define(op.vreg, b, pos, remat)) return where() + define_error(op.vreg, e);
-            }
-            for (uint32_t o = ob; num_fixed > 1 && o < oe; ++o) {
-                const Operand& a = ops[o];
-                const bool a_fixed_def = a.kind == OperandKind::Def && a.constraint == Constraint::Fixed;
-                if (a.constraint != Constraint::Fixed) continue;
-                for (uint32_t o2 = o + 1; o2 < oe; ++o2) {
-                    const Operand& b2 = ops[o2];
-                    if (b2.constraint != Constraint::Fixed || b2.kind != a.kind || b2.fixed_reg() != a.fixed_reg())
-                        continue;
-                    if (a_fixed_def || b2.vreg != a.vreg)
-                        return "inst" + to_string(i) + ": two operands fixed to one register";
-                }
-            }
-            if (i == last && nsucc == 1 && oe > ob) {
-                const uint32_t t = f.succs[f.succs_begin[b]];
-                if (f.preds_begin[t + 1] - f.preds_begin[t] > 1)
-                    return "inst" + to_string(i) + ": a jump with operands to a block with several predecessors";
-            }
+        ++count[v];
+        raw_uses[v] += op.kind == OperandKind::Use;
+    }
+    // Block parameters are defined in the use-position walk, but whether
+    // one is used is read before it.
+    for (size_t k = 0; k < f.params.size(); ++k) {
+        if (f.params[k].index() >= nv || !f.params[k].is_valid()) [[unlikely]] {
+            const uint32_t b = static_cast<uint32_t>(
+                std::upper_bound(f.params_begin.begin(), f.params_begin.end(), k) - f.params_begin.begin() - 1);
+            return "block" + to_string(b) + " parameter: vreg out of range";
         }
     }
     for (VReg a : f.branch_args) ++raw_uses[a.index()];
@@ -296,17 +233,20 @@ std::string build_liveness(Context::Impl& s) {
     const uint32_t nb = f.num_blocks(), ni = f.num_insts(), nv = f.num_vregs;
 
     s.inst_block.resize(ni);
-    s.inst_special.assign((ni + 63) / 64, 0);  // bits set by validate_operands
+    s.inst_special.assign((ni + 63) / 64, 0);  // bits set by the use-position walk
     s.inst_reused.resize(ni);  // written for every instruction by the use walk
     s.block_depth.resize(nb);
     for (uint32_t b = 0; b < nb; ++b) s.block_depth[b] = static_cast<uint8_t>(std::min<uint32_t>(f.loop_depth[b], 8));
-    if (!(err = validate_operands(s)).empty()) return err;
+    if (!(err = count_operands(s)).empty()) return err;
     const Operand* ops = f.operands.data();
     const uint32_t nops = static_cast<uint32_t>(f.operands.size());
 
     // Every use names a defined vreg of its class: checked in the walk over
-    // the operands below (all of them valid indices by now); on a failure
-    // this finds the first one for the message.
+    // the operands below, which also makes the definitions. A use laid out
+    // before its definition fails that check too; only then does this look
+    // again, with every definition known, for the first bad use (in
+    // operand order, then branch arguments) to name in the message, or
+    // find none.
     const uint32_t* vclass = s.vreg_class.data();
     const uint32_t* def_pos = s.def_pos.data();
     auto use_ok = [&](VReg v) { return def_pos[v.index()] != kNone && vclass[v.index()] == static_cast<uint32_t>(v.cls()); };
@@ -324,8 +264,7 @@ std::string build_liveness(Context::Impl& s) {
         }
         for (VReg a : f.branch_args)
             if (!use_ok(a)) return use_error(a, "branch argument: ");
-        assert(false && "a bad use was seen");
-        return "bad use";
+        return {};
     };
     bool uses_ok = true;
 
@@ -377,37 +316,120 @@ std::string build_liveness(Context::Impl& s) {
     uint32_t* hint_vreg = s.hint_vreg.data();
     uint32_t* hint_pos = s.hint_pos.data();
     uint64_t* inst_reused = s.inst_reused.data();
+    uint32_t* def_pos_w = s.def_pos.data();
+    uint32_t* def_block_w = s.def_block.data();
+    uint32_t* vreg_class_w = s.vreg_class.data();
+    uint32_t* remat_inst = s.remat_inst.data();
+    uint32_t* inst_block_w = s.inst_block.data();
+    uint64_t* inst_special = s.inst_special.data();
+    const uint8_t* inst_flags = f.flags.data();
+    const PReg* scratch = s.env->scratch;
+    // Records v's single definition; false if it has one already (every
+    // index is in range: count_operands checked them).
+    auto define = [&](VReg v, uint32_t block, uint32_t pos, uint32_t remat) -> bool {
+        const uint32_t x = v.index();
+        if (def_pos_w[x] != kNone) return false;
+        def_pos_w[x] = pos;
+        hint_vreg[x] = kNone;
+        remat_inst[x] = remat;
+        def_block_w[x] = block;
+        vreg_class_w[x] = static_cast<uint32_t>(v.cls());
+        return true;
+    };
     size_t ci = 0;
     for (uint32_t b = 0; b < nb; ++b) {
-        for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k)
-            if (param_live(f.params[k]))
-                append_use(f.params[k].index(), {s.block_start(b), s.block_start(b) + 1, 0, kNoHint, kUseDef});
+        for (uint32_t k = f.params_begin[b]; k < f.params_begin[b + 1]; ++k) {
+            const VReg p = f.params[k];
+            if (!define(p, b, s.block_start(b), kNone))
+                return "block" + to_string(b) + " parameter: " + vname(p.index()) + " is defined twice";
+            if (param_live(p)) append_use(p.index(), {s.block_start(b), s.block_start(b) + 1, 0, kNoHint, kUseDef});
+        }
         const uint32_t last = f.block_insts_begin[b + 1] - 1;
+        const bool branches = f.succs_begin[b + 1] > f.succs_begin[b];
         for (uint32_t i = f.block_insts_begin[b]; i <= last; ++i) {
+            inst_block_w[i] = b;
             const uint32_t ob = f.operands_begin[i], oe = f.operands_begin[i + 1];
+            if (oe - ob > 255) return "inst" + to_string(i) + ": too many operands";
             // Operands (of the first 64) whose use a Reuse def consumes.
             uint64_t reused_mask = 0;
+            // Operands (of the first 64) named by a Reuse operand so far,
+            // uses included (for the check that two defs reuse one).
+            uint64_t named = 0;
             bool wide = oe - ob > 64;
+            bool special = false;  // a Fixed operand or a Reuse def
+            uint32_t num_fixed = 0;
             PRegSet fixed_defs;
             uint32_t inst_max = 0;  // highest use position added for this instruction
+            // Checks of every operand, and the definitions, fixed ranges and
+            // reuse affinities of the defs.
             for (uint32_t o = ob; o < oe; ++o) {
                 const Operand& op = ops[o];
-                if (op.kind != OperandKind::Def) continue;
+                if (op.constraint == Constraint::Fixed) {
+                    if (op.aux >= kMaxRegsPerClass) return operand_where(i, o - ob) + "fixed register out of range";
+                    if (op.fixed_reg() == scratch[static_cast<unsigned>(op.vreg.cls())])
+                        return operand_where(i, o - ob) + "fixed to the scratch register";
+                    ++num_fixed;
+                    special = true;
+                }
+                if (op.kind == OperandKind::Use) {
+                    if (op.constraint == Constraint::Reuse && op.aux < 64) named |= uint64_t{1} << op.aux;
+                    continue;
+                }
                 const uint32_t v = op.vreg.index();
-                PReg r;
+                uint32_t pos = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
+                const Operand* in = nullptr;
                 if (op.constraint == Constraint::Reuse) {
-                    if (op.aux < 64) reused_mask |= uint64_t{1} << op.aux;
-                    hint_vreg[v] = ops[ob + op.aux].vreg.index();
+                    if (op.aux >= oe - ob) return operand_where(i, o - ob) + "Reuse of an operand out of range";
+                    in = &ops[ob + op.aux];
+                    if (in->kind != OperandKind::Use || in->pos != OperandPos::Early || in->vreg.cls() != op.vreg.cls() ||
+                        in->constraint == Constraint::Reuse)
+                        return operand_where(i, o - ob) + "Reuse of an operand that is not an early use of the same class";
+                    bool twice = op.aux < 64 ? ((named >> op.aux) & 1) != 0 : false;
+                    if (op.aux >= 64)
+                        for (uint32_t o2 = ob; o2 < o; ++o2)
+                            twice |= ops[o2].constraint == Constraint::Reuse && ops[o2].aux == op.aux;
+                    if (twice) return operand_where(i, o - ob) + "two defs reuse one operand";
+                    if (op.aux < 64) {
+                        named |= uint64_t{1} << op.aux;
+                        reused_mask |= uint64_t{1} << op.aux;
+                    }
+                    special = true;
+                    pos = in->constraint == Constraint::Fixed ? pos_late(i) : pos_early(i);
+                }
+                if (i == last && branches) return operand_where(i, o - ob) + "a branch defines a value";
+                if (!define(op.vreg, b, pos, (inst_flags[i] & inst_flags::kRemat) ? i : kNone))
+                    return operand_where(i, o - ob) + vname(v) + " is defined twice";
+                PReg r;
+                if (in) {
+                    hint_vreg[v] = in->vreg.index();
                     hint_pos[v] = pos_before(i);
-                    if (ops[ob + op.aux].constraint != Constraint::Fixed) continue;
-                    r = ops[ob + op.aux].fixed_reg();
+                    if (in->constraint != Constraint::Fixed) continue;
+                    r = in->fixed_reg();
                 } else if (op.constraint == Constraint::Fixed) {
                     r = op.fixed_reg();
                 } else {
                     continue;
                 }
-                reserve(r, def_pos[v], pos_after(i) + 1, v);
+                reserve(r, pos, pos_after(i) + 1, v);
                 fixed_defs.add(r);
+            }
+            if (special) inst_special[i / 64] |= uint64_t{1} << (i % 64);
+            for (uint32_t o = ob; num_fixed > 1 && o < oe; ++o) {
+                const Operand& a = ops[o];
+                const bool a_fixed_def = a.kind == OperandKind::Def && a.constraint == Constraint::Fixed;
+                if (a.constraint != Constraint::Fixed) continue;
+                for (uint32_t o2 = o + 1; o2 < oe; ++o2) {
+                    const Operand& b2 = ops[o2];
+                    if (b2.constraint != Constraint::Fixed || b2.kind != a.kind || b2.fixed_reg() != a.fixed_reg())
+                        continue;
+                    if (a_fixed_def || b2.vreg != a.vreg)
+                        return "inst" + to_string(i) + ": two operands fixed to one register";
+                }
+            }
+            if (i == last && oe > ob && f.succs_begin[b + 1] - f.succs_begin[b] == 1) {
+                const uint32_t t = f.succs[f.succs_begin[b]];
+                if (f.preds_begin[t + 1] - f.preds_begin[t] > 1)
+                    return "inst" + to_string(i) + ": a jump with operands to a block with several predecessors";
             }
             inst_reused[i] = reused_mask;
             for (uint32_t o = ob; o < oe; ++o) {
@@ -478,7 +500,8 @@ std::string build_liveness(Context::Impl& s) {
             }
         }
     }
-    if (!uses_ok) return first_use_error();
+    if (!uses_ok)
+        if (std::string e = first_use_error(); !e.empty()) return e;
     s.scan_tables_ready = false;  // build_scan_tables makes them when the scan first asks
 
     // --- Per vreg, in one walk over its uses: liveness by path exploration,

@@ -1103,6 +1103,54 @@ TEST_P(RegallocErrors, BadUsesNameTheFirstOne) {
     EXPECT_EQ(error_of(false, false, true), "inst3: v2 used with the wrong class");
 }
 
+// Vreg indices are checked by a flat walk over the operands before any
+// array indexed by vreg is written; the message names the instruction and
+// operand (or the block of a parameter).
+TEST_P(RegallocErrors, VregsOutOfRangeAreNamed) {
+    auto error_of = [](int which) {
+        FunctionBuilder fb;
+        const uint32_t b0 = fb.block(), b1 = fb.block();
+        const VReg x = fb.int_vreg();
+        const VReg p = fb.param(b1);
+        fb.inst(b0, {Operand::def(x)});
+        fb.jump(b0, b1, {x});
+        fb.inst(b1, {Operand::use(p), Operand::use(x)});
+        fb.ret(b1, {});
+        Function f = fb.finish();
+        if (which == 1) f.operands[f.operands_begin[2] + 1].vreg = VReg(f.num_vregs, RegClass::Int);
+        if (which == 2) f.operands[f.operands_begin[2] + 1].vreg = VReg();
+        if (which == 3) f.params[0] = VReg(f.num_vregs + 5, RegClass::Int);
+        return allocate_error(f, testing::x64_env());
+    };
+    EXPECT_EQ(error_of(0), "");
+    for (int which : {1, 2, 3}) {
+        const std::string err = error_of(which);
+        if (g_algorithm == Algorithm::LinearScan) {
+            EXPECT_EQ(err, which == 3 ? "block1 parameter: vreg out of range" : "inst2 operand 1: vreg out of range");
+        } else {
+            EXPECT_NE(err, "") << which;
+        }
+    }
+}
+
+// A use laid out before its definition in a block that dominates it (block
+// 2 runs before block 1): valid SSA. The walk that checks uses while it
+// makes the definitions sees the use first; its look again over all uses
+// must find nothing and go on.
+TEST_P(RegallocErrors, UseLaidOutBeforeADominatingDefinitionIsFine) {
+    FunctionBuilder fb;
+    const uint32_t b0 = fb.block(), b1 = fb.block(), b2 = fb.block();
+    const VReg x = fb.int_vreg(), v = fb.int_vreg(), w = fb.int_vreg();
+    fb.inst(b0, {Operand::def(x)});
+    fb.jump(b0, b2);
+    fb.inst(b1, {Operand::use(v), Operand::use(x), Operand::def(w)});
+    fb.ret(b1, {Operand::use_fixed(w, kRax)});
+    fb.inst(b2, {Operand::use(x), Operand::def(v)});
+    fb.jump(b2, b1);
+    const Output out = allocate_and_check(fb.finish(), testing::x64_env());
+    EXPECT_FALSE(out.allocs.empty());
+}
+
 // Two Reuse operands naming one input: found by a mask for the first 64
 // operands and by a scan beyond.
 TEST_P(RegallocErrors, TwoDefsReuseOneOperand) {
