@@ -682,7 +682,7 @@ std::string build_liveness(Context::Impl& s) {
                 }
                 list[w++] = list[k];
             }
-            list.resize(w);
+            list.erase(list.begin() + static_cast<std::ptrdiff_t>(w), list.end());  // inline (a resize is a call)
         }
     }
 
