@@ -25,6 +25,11 @@ using std::to_string;
 
 std::string vname(uint32_t v) { return "v" + to_string(v); }
 std::string operand_where(uint32_t inst, uint32_t k) { return "inst" + to_string(inst) + " operand " + to_string(k) + ": "; }
+// The entry k of a CSR array's elements belongs to: the last e with
+// begin[e] <= k (for error messages).
+uint32_t csr_owner(const std::vector<uint32_t>& begin, size_t k) {
+    return static_cast<uint32_t>(std::upper_bound(begin.begin(), begin.end(), k) - begin.begin() - 1);
+}
 
 // What is wrong with a CSR offset array, or nullptr.
 const char* csr_error(const std::vector<uint32_t>& begin, size_t n, size_t total) {
@@ -151,9 +156,8 @@ std::string count_operands(Context::Impl& s) {
         // unless num_vregs is above that.
         const uint32_t v = op.vreg.index();
         if (v >= nv || !op.vreg.is_valid()) [[unlikely]] {
-            const uint32_t i = static_cast<uint32_t>(
-                std::upper_bound(f.operands_begin.begin(), f.operands_begin.end(), o) - f.operands_begin.begin() - 1);
-            return "inst" + to_string(i) + " operand " + to_string(o - f.operands_begin[i]) + ": vreg out of range";
+            const uint32_t i = csr_owner(f.operands_begin, o);
+            return operand_where(i, static_cast<uint32_t>(o - f.operands_begin[i])) + "vreg out of range";
         }
         ++count[v];
         raw_uses[v] += op.kind == OperandKind::Use;
@@ -162,9 +166,7 @@ std::string count_operands(Context::Impl& s) {
     // one is used is read before it.
     for (size_t k = 0; k < f.params.size(); ++k) {
         if (f.params[k].index() >= nv || !f.params[k].is_valid()) [[unlikely]] {
-            const uint32_t b = static_cast<uint32_t>(
-                std::upper_bound(f.params_begin.begin(), f.params_begin.end(), k) - f.params_begin.begin() - 1);
-            return "block" + to_string(b) + " parameter: vreg out of range";
+            return "block" + to_string(csr_owner(f.params_begin, k)) + " parameter: vreg out of range";
         }
     }
     for (VReg a : f.branch_args) ++raw_uses[a.index()];
@@ -257,9 +259,7 @@ std::string build_liveness(Context::Impl& s) {
     auto first_use_error = [&]() -> std::string {
         for (uint32_t o = 0; o < nops; ++o) {
             if (ops[o].kind == OperandKind::Use && !use_ok(ops[o].vreg)) {
-                const uint32_t i = static_cast<uint32_t>(
-                    std::upper_bound(f.operands_begin.begin(), f.operands_begin.end(), o) - f.operands_begin.begin() - 1);
-                return use_error(ops[o].vreg, "inst" + to_string(i) + ": ");
+                return use_error(ops[o].vreg, "inst" + to_string(csr_owner(f.operands_begin, o)) + ": ");
             }
         }
         for (VReg a : f.branch_args)
