@@ -7,6 +7,7 @@
 #include "codegen/opt/pass_manager.h"
 #include "codegen/opt/split_entry.h"
 #include "codegen/opt/structurize.h"
+#include "codegen/opt/widen_fill.h"
 
 namespace heron {
 
@@ -29,6 +30,12 @@ PassResult run_licm(Function& func, PassContext& ctx) {
 PassResult run_count_down(Function& func, PassContext& ctx) {
     PassResult r;
     r.changed = count_down_loops(func, ctx) > 0;
+    return r;
+}
+
+PassResult run_widen_fill(Function& func, PassContext& ctx) {
+    PassResult r;
+    r.changed = widen_fill_loops(func, ctx) > 0;
     return r;
 }
 
@@ -85,6 +92,11 @@ const Pass kPasses[] = {
     {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {},
      {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured}, run_count_down, pass_needs::kCycle},
+    // Adds a wide loop (and its exit) in front of each byte-fill loop; the
+    // new blocks keep loop form, so LoopForm is produced again.
+    {"widen-fill", "loops storing one invariant byte to base+i, i += 1, first store 16 bytes per iteration",
+     {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {Property::LoopForm},
+     {Property::CfgValid}, run_widen_fill, pass_needs::kCycle},
     // Undoes single latches and empty preheaders: the last pass of a
     // pipeline whose loop passes are done. It updates the CFG, dominator
     // tree and loops it finds current (PassContext::bypass_removed_blocks),

@@ -3,6 +3,9 @@
 //
 //   opt_level=none    nothing: the function is lowered as written
 //   opt_level=speed   loop-form   preheaders, single latches, dedicated exits
+//                     widen-fill  loops storing one invariant byte to
+//                                 base+i for i += 1 first store 16 bytes
+//                                 per iteration (widen_fill.h)
 //                     count-down  counted loops whose counter only counts run
 //                                 a trip counter down to zero (count_down.h)
 //                     loop-form   again: count-down's guards leave exits
@@ -44,7 +47,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "loop-form,count-down,loop-form,licm,forward-blocks,split-entry";
+    case OptLevel::Speed: return "loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
     }
     return "";
 }

@@ -18,6 +18,7 @@
 
 #include "codegen/ir/parser.h"
 #include "codegen/isa/x64/lower.h"
+#include "codegen/opt/pipeline.h"
 #include "codegen/machinst/isa.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
@@ -45,9 +46,13 @@ std::string vcode_of(const std::string& text, x64::Settings settings = x64::Sett
     return vc.to_string();
 }
 
-/// The full disassembly (offsets, bytes, text, block labels).
-std::string full_asm_of(const std::string& text) {
+/// The full disassembly (offsets, bytes, text, block labels), after the IR
+/// pipeline of `level`.
+std::string full_asm_of(const std::string& text, OptLevel level = OptLevel::None) {
     auto f = parse_one(text);
+    Optimizer opt(level, /*verify_each=*/true);
+    auto opt_err = opt.run(*f);
+    EXPECT_FALSE(opt_err) << *opt_err;
     CompiledCode code;
     CompileOptions opts;
     opts.check_regalloc = true;
@@ -60,8 +65,8 @@ std::string full_asm_of(const std::string& text) {
 
 /// The disassembly, without offsets and bytes: one "text" line per
 /// instruction, labels as "blockN:".
-std::string asm_of(const std::string& text) {
-    std::string full = full_asm_of(text);
+std::string asm_of(const std::string& text, OptLevel level = OptLevel::None) {
+    std::string full = full_asm_of(text, level);
     // "  0000:  48 89 d8              mov rax, rbx" -> "mov rax, rbx"
     std::string out;
     size_t pos = 0;
@@ -606,6 +611,49 @@ block0(v0: i64):
     EXPECT_NE(a.find("test dil, 0x01\n"), std::string::npos) << a;
     EXPECT_EQ(a.find("imul"), std::string::npos) << a;
     EXPECT_EQ(a.find(" and "), std::string::npos) << a;
+}
+
+TEST(X64EmitTest, ByteFillLoopStoresSixteenBytesPerIterationAtSpeed) {
+    // sieve's fill loop (widen-fill, codegen/opt/widen_fill.h): at
+    // opt_level=speed the byte 1 replicated into a register is stored twice
+    // per iteration, at [base+i] and [base+i+8], i += 16; the byte loop
+    // stays for the rest. A trapping store is left byte by byte.
+    const char* fill = R"(
+function %fill(i64, i64) {
+block0(v0: i64, v1: i64):
+    v2 = iconst.i64 0
+    v3 = iconst.i8 1
+    v4 = iconst.i64 1
+    jump block1(v2)
+block1(v5: i64):
+    v6 = icmp ult v5, v1
+    brif v6, block2, block3
+block2:
+    v7 = iadd v0, v5
+    store FLAGS v3, v7
+    v8 = iadd v5, v4
+    jump block1(v8)
+block3:
+    return
+}
+)";
+    auto with_flags = [&](const std::string& flags) {
+        std::string t = fill;
+        t.replace(t.find("FLAGS"), 5, flags);
+        return t;
+    };
+    const std::string a = asm_of(with_flags("notrap"), OptLevel::Speed);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(a, m, std::regex(R"(mov (r\w+), 0x101010101010101\n)"))) << a;
+    const std::string splat = m[1];
+    EXPECT_TRUE(std::regex_search(
+        a, std::regex(R"(mov \[rdi\+(\w+)\*1\], )" + splat + R"(\n mov \[rdi\+\1\*1\+0x08\], )" + splat +
+                      R"(\n add \1, 0x10\n)")))
+        << a;
+    EXPECT_TRUE(std::regex_search(a, std::regex(R"(mov \[rdi\+\w+\*1\], (\w+l|r\d+b)\n)"))) << a;  // the byte loop
+    const std::string trapping = asm_of(with_flags(""), OptLevel::Speed);
+    EXPECT_EQ(trapping.find("0x101010101010101"), std::string::npos) << trapping;
+    EXPECT_EQ(trapping.find("0x08]"), std::string::npos) << trapping;
 }
 
 TEST(X64EmitTest, AJumpToALoneReturnReturnsInPlaceAndNoFrameMeansNoRspRestore) {
