@@ -322,7 +322,18 @@ TEST(AnalysisUpdateTest, LoopFormAndCountDownKeepTheLoopNestOnEveryFunction) {
         auto err = pm.run(f);
         ASSERT_FALSE(err) << *err;
         EXPECT_EQ(failures, "");
-        EXPECT_LE(pm.context().computations(Property::LoopsValid), 1u);
+        // widen-fill adds a loop (the wide one in front of a byte-fill
+        // loop): the loop tree changes, so the loops are found once more
+        // after it, and only then.
+        auto after = [&](std::string_view passes) {
+            Function g = *original;
+            PassManager p(verifying());
+            EXPECT_FALSE(p.add_pipeline(passes));
+            EXPECT_FALSE(p.run(g));
+            return print_function(g);
+        };
+        const bool widened = after("loop-form,widen-fill") != after("loop-form");
+        EXPECT_LE(pm.context().computations(Property::LoopsValid), widened ? 2u : 1u);
         ++checked;
         changed_cfg += f.dfg.num_blocks() != blocks_before;
     }
