@@ -15,6 +15,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "codegen/ir/parser.h"
 #include "codegen/isa/x64/lower.h"
@@ -589,6 +590,82 @@ block3(v6: i64):
 )");
     EXPECT_EQ(leaf.find("rbp"), std::string::npos) << leaf;
     EXPECT_NE(leaf.find(" ret\n"), std::string::npos) << leaf;
+}
+
+TEST(X64EmitTest, OneBlockThatNeedsTheFrameKeepsItsPrologue) {
+    // Shrink-wrapping's quick answers: a one-block function with no call
+    // whose operands need the frame only through the allocation (16 values
+    // live at once: callee-saved registers and spill slots) keeps its
+    // prologue, and so does one whose only frame use is a stack slot's
+    // address; a one-block function that needs nothing has none. Each runs
+    // (a missing prologue would return through a clobbered rbx or stack).
+    const std::string pressure = R"(
+function %g(i64) -> i64 {
+block0(v0: i64):
+    v1 = iadd v0, v0
+    v2 = iadd v1, v0
+    v3 = iadd v2, v0
+    v4 = iadd v3, v0
+    v5 = iadd v4, v0
+    v6 = iadd v5, v0
+    v7 = iadd v6, v0
+    v8 = iadd v7, v0
+    v9 = iadd v8, v0
+    v10 = iadd v9, v0
+    v11 = iadd v10, v0
+    v12 = iadd v11, v0
+    v13 = iadd v12, v0
+    v14 = iadd v13, v0
+    v15 = iadd v14, v0
+    v16 = iadd v15, v0
+    v17 = iadd v1, v2
+    v18 = iadd v17, v3
+    v19 = iadd v18, v4
+    v20 = iadd v19, v5
+    v21 = iadd v20, v6
+    v22 = iadd v21, v7
+    v23 = iadd v22, v8
+    v24 = iadd v23, v9
+    v25 = iadd v24, v10
+    v26 = iadd v25, v11
+    v27 = iadd v26, v12
+    v28 = iadd v27, v13
+    v29 = iadd v28, v14
+    v30 = iadd v29, v15
+    v31 = iadd v30, v16
+    return v31
+}
+)";
+    std::string a = asm_of(pressure);
+    const size_t push = a.find("push rbp\n mov rbp, rsp\n push rbx\n");
+    ASSERT_NE(push, std::string::npos) << a;
+    EXPECT_EQ(a.substr(0, push).find(", "), std::string::npos) << a;  // the prologue comes first
+    EXPECT_NE(a.find("[rsp"), std::string::npos) << a;  // a spill slot
+    const std::string slot = R"(
+function %g(i64) -> i64 {
+    ss0 = explicit_slot 8
+block0(v0: i64):
+    v1 = stack_addr.i64 ss0
+    store.i64 notrap v0, v1
+    v2 = load.i64 notrap v1
+    return v2
+}
+)";
+    std::string b = asm_of(slot);
+    EXPECT_NE(b.find("push rbp\n mov rbp, rsp\n"), std::string::npos) << b;
+    std::string c = asm_of("function %g(i64) -> i64 {\nblock0(v0: i64):\n    v1 = iadd v0, v0\n    return v1\n}\n");
+    EXPECT_EQ(c.find("rbp"), std::string::npos) << c;
+    for (const auto& [text, arg, want] : {std::tuple{pressure, int64_t{3}, int64_t{3 * 152}},
+                                          std::tuple{slot, int64_t{-9}, int64_t{-9}}}) {
+        auto f = parse_one(text);
+        JITModule jit;
+        FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
+        ASSERT_FALSE(jit.define_function(id, *f).has_value());
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        JitCallOutcome r = jit.call(id, {DataValue::i64(arg)});
+        ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
+        EXPECT_EQ(r.values.at(0), DataValue::i64(want)) << text;
+    }
 }
 
 TEST(X64EmitTest, CollatzStepIsLeaAndTestImmediate) {

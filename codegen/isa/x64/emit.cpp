@@ -166,6 +166,10 @@ private:
     /// Whether block `b`'s instructions and the allocator's edits in it
     /// could run without the frame (see plan_shrink_wrap).
     bool runs_without_frame(uint32_t b) const;
+    /// Whether instructions [begin, end) could run without the frame,
+    /// their operands aside (no call, stack address or rbp/rsp-relative
+    /// access).
+    bool insts_run_without_frame(uint32_t begin, uint32_t end) const;
     void prologue();
     /// pop_frame, then `ret` (`ret A` for a `tail` function with A bytes of
     /// stack arguments).
@@ -231,6 +235,7 @@ private:
     static constexpr uint8_t kFramed = 0, kFrameless = 1, kPrologue = 2;
     std::vector<uint8_t>& wrap_;   // per block, when shrink-wrapped: kFramed, kFrameless or kPrologue
     bool frameless_ = false;       // the block being emitted runs before the prologue
+    bool operands_need_frame_ = true;  // by layout_frame: some operand or edit may be a spill slot or callee-saved
     uint32_t frame_size_ = 0;      // bytes subtracted from rsp after the pushes
     uint32_t spill_base_ = 0;
     std::vector<uint32_t>& slot_offset_;
@@ -251,12 +256,21 @@ void Emitter::layout_frame() {
         const uint64_t is_int_reg = a.kind == Allocation::Kind::Reg && a.index < ra::kMaxRegsPerClass;
         return is_int_reg << (a.index % ra::kMaxRegsPerClass);
     };
-    uint64_t used = 0;
+    uint64_t used = 0, read = 0;
     for (const Allocation& a : al_.allocs) used |= int_reg_bit(a);
-    for (const ra::Edit& e : al_.edits) used |= int_reg_bit(e.to);
+    for (const ra::Edit& e : al_.edits) {
+        used |= int_reg_bit(e.to);
+        read |= int_reg_bit(e.from);
+    }
     for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
         if ((used >> r) & 1) saved_.push_back(r);
     }
+    // For shrink-wrapping (runs_without_frame): no operand or edit can
+    // need the frame when no callee-saved register is named (edit sources
+    // included) and there is no spill slot for a stack allocation to name.
+    constexpr uint64_t kCalleeSaved = uint64_t{1} << regs::RBX | uint64_t{1} << regs::R12 | uint64_t{1} << regs::R13 |
+                                      uint64_t{1} << regs::R14 | uint64_t{1} << regs::R15;
+    operands_need_frame_ = al_.num_spill_slots != 0 || ((used | read) & kCalleeSaved) != 0;
     spill_base_ = vc_.outgoing_args_size;
     uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
     uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
@@ -305,15 +319,8 @@ void Emitter::epilogue() {
     else a_.ret(asmjit::imm(vc_.incoming_args_popped));  // `tail`: the callee pops its stack arguments
 }
 
-bool Emitter::runs_without_frame(uint32_t b) const {
-    auto needs_frame = [](const Allocation& a) {
-        if (a.is_stack()) return true;
-        if (!a.is_reg() || a.index >= ra::kMaxRegsPerClass) return false;  // a float register: all caller-saved
-        const uint8_t r = a.as_reg().hw;
-        return r == regs::RBX || (r >= regs::R12 && r <= regs::R15);
-    };
-    const ra::Function& f = rf();
-    for (uint32_t i = f.block_insts_begin[b]; i < f.block_insts_begin[b + 1]; ++i) {
+bool Emitter::insts_run_without_frame(uint32_t begin, uint32_t end) const {
+    for (uint32_t i = begin; i < end; ++i) {
         const MInst& m = vc_.insts[i];
         switch (m.op) {
         case Op::Call: case Op::CallInd: case Op::TailCall: case Op::TailCallInd: case Op::StackAddr: return false;
@@ -322,9 +329,22 @@ bool Emitter::runs_without_frame(uint32_t b) const {
             break;
         default: break;
         }
-        for (uint32_t k = f.operands_begin[i]; k < f.operands_begin[i + 1]; ++k) {
-            if (needs_frame(al_.allocs[k])) return false;
-        }
+    }
+    return true;
+}
+
+bool Emitter::runs_without_frame(uint32_t b) const {
+    const ra::Function& f = rf();
+    if (!insts_run_without_frame(f.block_insts_begin[b], f.block_insts_begin[b + 1])) return false;
+    if (!operands_need_frame_) return true;  // see layout_frame
+    auto needs_frame = [](const Allocation& a) {
+        if (a.is_stack()) return true;
+        if (!a.is_reg() || a.index >= ra::kMaxRegsPerClass) return false;  // a float register: all caller-saved
+        const uint8_t r = a.as_reg().hw;
+        return r == regs::RBX || (r >= regs::R12 && r <= regs::R15);
+    };
+    for (uint32_t k = f.operands_begin[f.block_insts_begin[b]]; k < f.operands_begin[f.block_insts_begin[b + 1]]; ++k) {
+        if (needs_frame(al_.allocs[k])) return false;
     }
     const uint32_t first = ra::ProgPoint::before(f.block_insts_begin[b]).bits;
     const uint32_t end = ra::ProgPoint::before(f.block_insts_begin[b + 1]).bits;
@@ -348,6 +368,12 @@ bool Emitter::plan_shrink_wrap() {
     const uint32_t nb = f.num_blocks();
     const uint32_t entry = final_target(0);
     if (!runs_without_frame(entry)) return false;
+    if (nb == 1 && f.succs_begin[1] == f.succs_begin[0]) {
+        // One block that needs no frame and branches nowhere: all of the
+        // function runs without.
+        wrap_.assign(1, kFrameless);
+        return true;
+    }
     const std::vector<uint32_t>& order = code_order(vc_, st_.order);
     // [b]: edges into b from blocks with code; [nb + b]: those from the region.
     std::vector<uint32_t>& preds = st_.wrap_preds;
