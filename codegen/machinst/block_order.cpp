@@ -3,6 +3,7 @@
 #include "codegen/machinst/block_order.h"
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -54,8 +55,8 @@ void BlockOrder::compute_single_block(const Function& f, Block entry) {
     succs_.clear();
     arg_begin_.assign(1, 0);
     args_.clear();
-    loops_.set_acyclic();
-    loops_used_ = &loops_;
+    known_ = nullptr;
+    own_loops_.clear();
     reducible_ = true;
     layout_.assign(1, 0);
 }
@@ -160,39 +161,200 @@ void BlockOrder::place_block(Block b) {
     }
 }
 
+uint32_t BlockOrder::num_loops() const {
+    if (!reducible_) return 0;
+    return known_ ? known_->num_loops() : static_cast<uint32_t>(own_loops_.size());
+}
+
+uint32_t BlockOrder::loop_depth(Block b) const {
+    if (!reducible_) return 0;
+    if (known_) return known_->depth(b);
+    if (own_loops_.empty()) return 0;
+    const uint32_t l = loop_at_[pos_[b.index()]];
+    return l == kNone ? 0 : own_loops_[l].depth;
+}
+
+bool BlockOrder::find_loops(const Function& f) {
+    // Everything by rpo position: the DFS that made the order is the one a
+    // DominatorTree makes, so an edge t -> h is retreating iff h <= t, as
+    // for LoopAnalysis, and both find the same loops (the loop numbers
+    // differ: LoopAnalysis numbers in preorder).
+    const ValueListPool& pool = f.dfg.value_lists;
+    const uint32_t n = static_cast<uint32_t>(rpo_.size());
+    pos_.resize(f.dfg.num_blocks());
+    for (uint32_t k = 0; k < n; ++k) pos_[rpo_[k].index()] = k;
+    // Predecessor rows, sources in increasing position (one entry per
+    // destination: a block branching twice to one target is listed twice,
+    // next to itself).
+    pred_begin_.assign(n + 1, 0);
+    for (const auto& dests : rpo_dests_) {
+        for (const BlockCall& bc : dests) ++pred_begin_[pos_[bc.block(pool).index()] + 1];
+    }
+    for (uint32_t k = 0; k < n; ++k) pred_begin_[k + 1] += pred_begin_[k];
+    preds_.resize(pred_begin_[n]);
+    stack_.assign(pred_begin_.begin(), pred_begin_.end() - 1);  // fill positions
+    for (uint32_t k = 0; k < n; ++k) {
+        for (const BlockCall& bc : rpo_dests_[k]) preds_[stack_[pos_[bc.block(pool).index()]]++] = k;
+    }
+    auto preds = [&](uint32_t k) { return std::span<const uint32_t>(preds_.data() + pred_begin_[k], pred_begin_[k + 1] - pred_begin_[k]); };
+
+    // Immediate dominators (Cooper, Harvey and Kennedy): every block but
+    // the entry has a predecessor earlier in the order (its DFS parent),
+    // so each pass finds one for every block; passes repeat until stable.
+    idom_.assign(n, kNone);
+    idom_[0] = 0;
+    auto intersect = [&](uint32_t a, uint32_t b) {
+        while (a != b) {
+            while (a > b) a = idom_[a];
+            while (b > a) b = idom_[b];
+        }
+        return a;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t k = 1; k < n; ++k) {
+            uint32_t d = kNone;
+            for (uint32_t p : preds(k)) {
+                if (idom_[p] == kNone) continue;
+                d = d == kNone ? p : intersect(p, d);
+            }
+            if (idom_[k] != d) {
+                idom_[k] = d;
+                changed = true;
+            }
+        }
+    }
+    auto dominates = [&](uint32_t h, uint32_t k) {
+        while (k > h) k = idom_[k];
+        return k == h;
+    };
+
+    // Back edges: a retreating edge whose target does not dominate its
+    // source makes the function irreducible. The headers' loops are made
+    // innermost first (decreasing position); a header's latches are its
+    // distinct predecessors at or after it.
+    for (uint32_t k = 0; k < n; ++k) {
+        for (const BlockCall& bc : rpo_dests_[k]) {
+            const uint32_t h = pos_[bc.block(pool).index()];
+            if (h <= k && !dominates(h, k)) return false;
+        }
+    }
+    loop_at_.assign(n, kNone);
+    uf_.resize(n);
+    for (uint32_t k = 0; k < n; ++k) uf_[k] = k;
+    auto find = [&](uint32_t x) {
+        while (uf_[x] != x) x = uf_[x] = uf_[uf_[x]];
+        return x;
+    };
+    for (uint32_t h = n; h-- > 0;) {
+        uint32_t nlatches = 0, latch = kNone;
+        stack_.clear();
+        for (uint32_t p : preds(h)) {
+            if (p < h || p == latch) continue;
+            ++nlatches;
+            latch = p;
+            if (p != h) stack_.push_back(p);
+        }
+        if (nlatches == 0) continue;
+        const uint32_t id = static_cast<uint32_t>(own_loops_.size());
+        own_loops_.push_back({h, kNone, 0, nlatches == 1 ? latch : kNone});
+        loop_at_[h] = id;
+        // The body: what reaches a latch without passing the header. A
+        // block already claimed belongs to an inner loop, whose outermost
+        // header so far find() gives: that loop becomes a child of this
+        // one and the walk goes on from its header's predecessors.
+        while (!stack_.empty()) {
+            const uint32_t x = find(stack_.back());
+            stack_.pop_back();
+            if (x == h) continue;
+            if (loop_at_[x] != kNone) own_loops_[loop_at_[x]].parent = id;
+            else loop_at_[x] = id;
+            uf_[x] = h;
+            for (uint32_t p : preds(x)) stack_.push_back(p);
+        }
+    }
+    // Depths: a parent is numbered above its children.
+    for (uint32_t l = static_cast<uint32_t>(own_loops_.size()); l-- > 0;) {
+        OwnLoop& lp = own_loops_[l];
+        lp.depth = lp.parent == kNone ? 1 : own_loops_[lp.parent].depth + 1;
+    }
+    return true;
+}
+
+struct BlockOrder::KnownView {
+    const LoopAnalysis& la;
+    uint32_t num_loops() const { return la.num_loops(); }
+    uint32_t innermost(Block b) const {
+        auto l = la.innermost_loop(b);
+        return l ? l->index() : kNone;
+    }
+    bool is_header(Block b) const { return la.is_header(b); }
+    uint32_t parent(uint32_t l) const {
+        auto p = la.parent(Loop(l));
+        return p ? p->index() : kNone;
+    }
+    Block header(uint32_t l) const { return la.header(Loop(l)); }
+    bool contains(uint32_t l, Block b) const { return la.contains(Loop(l), b); }
+    /// The loop's latch when it has one, else none.
+    std::optional<Block> one_latch(uint32_t l) const {
+        auto latches = la.latches(Loop(l));
+        return latches.size() == 1 ? std::optional<Block>(latches[0]) : std::nullopt;
+    }
+};
+
+struct BlockOrder::OwnView {
+    const BlockOrder& o;
+    uint32_t num_loops() const { return static_cast<uint32_t>(o.own_loops_.size()); }
+    uint32_t innermost(Block b) const { return o.loop_at_[o.pos_[b.index()]]; }
+    bool is_header(Block b) const {
+        const uint32_t l = innermost(b);
+        return l != kNone && o.own_loops_[l].header == o.pos_[b.index()];
+    }
+    uint32_t parent(uint32_t l) const { return o.own_loops_[l].parent; }
+    Block header(uint32_t l) const { return o.rpo_[o.own_loops_[l].header]; }
+    bool contains(uint32_t l, Block b) const {
+        // A parent's number is above its children's.
+        uint32_t x = innermost(b);
+        while (x != kNone && x < l) x = parent(x);
+        return x == l;
+    }
+    std::optional<Block> one_latch(uint32_t l) const {
+        const uint32_t latch = o.own_loops_[l].latch;
+        return latch == kNone ? std::nullopt : std::optional<Block>(o.rpo_[latch]);
+    }
+};
+
 void BlockOrder::compute_layout(const Function& f, const LoopAnalysis* known) {
     layout_.clear();
     reducible_ = true;
-    loops_used_ = &loops_;
-    if (known) {
-        loops_used_ = known;
-    } else if (has_cycle_) {
-        cfg_.compute(f);
-        domtree_.compute(f, cfg_);
-        reducible_ = !loops_.compute(f, cfg_, domtree_);
-    } else {
-        loops_.set_acyclic();  // no retreating edge: no loop
-    }
-    const LoopAnalysis& loops = *loops_used_;
-    if (!reducible_ || loops.num_loops() == 0) {
+    known_ = known;
+    own_loops_.clear();
+    if (!known && has_cycle_) reducible_ = find_loops(f);
+    if (num_loops() == 0) {
         layout_.resize(num_vblocks());
         for (uint32_t vb = 0; vb < num_vblocks(); ++vb) layout_[vb] = vb;
         return;
     }
+    if (known) layout_loops(f, KnownView{*known});
+    else layout_loops(f, OwnView{*this});
+}
+
+template <class Loops>
+void BlockOrder::layout_loops(const Function& f, const Loops& loops) {
     // Regions: loop l is region l, the root region num_loops.
     const uint32_t nl = loops.num_loops(), root = nl;
     auto region_of = [&](Block b) {
-        auto l = loops.innermost_loop(b);
-        return l ? l->index() : root;
+        const uint32_t l = loops.innermost(b);
+        return l == kNone ? root : l;
     };
-    auto parent_region = [&](Loop l) {
-        auto p = loops.parent(l);
-        return p ? p->index() : root;
+    auto parent_region = [&](uint32_t l) {
+        const uint32_t p = loops.parent(l);
+        return p == kNone ? root : p;
     };
     item_begin_.assign(nl + 2, 0);
     for (Block b : rpo_) {
         ++item_begin_[region_of(b) + 1];
-        if (loops.is_header(b)) ++item_begin_[parent_region(*loops.innermost_loop(b)) + 1];
+        if (loops.is_header(b)) ++item_begin_[parent_region(loops.innermost(b)) + 1];
     }
     for (uint32_t r = 0; r <= nl; ++r) item_begin_[r + 1] += item_begin_[r];
     items_.resize(item_begin_[nl + 1]);
@@ -200,8 +362,8 @@ void BlockOrder::compute_layout(const Function& f, const LoopAnalysis* known) {
     fill.assign(item_begin_.begin(), item_begin_.end() - 1);
     for (Block b : rpo_) {
         if (loops.is_header(b)) {
-            const Loop l = *loops.innermost_loop(b);
-            items_[fill[parent_region(l)]++] = kLoopItem | l.index();
+            const uint32_t l = loops.innermost(b);
+            items_[fill[parent_region(l)]++] = kLoopItem | l;
         }
         items_[fill[region_of(b)]++] = b.index();
     }
@@ -212,11 +374,10 @@ void BlockOrder::compute_layout(const Function& f, const LoopAnalysis* known) {
     const Block entry = *f.layout.entry_block();
     auto rotated = [&](uint32_t r) {
         if (r == root || item_begin_[r + 1] - item_begin_[r] < 2) return false;
-        const Loop l(r);
-        const Block h = loops.header(l);
+        const Block h = loops.header(r);
         if (h == entry) return false;
         for (const BlockCall& bc : f.dfg.branch_destinations(*f.layout.last_inst(h))) {
-            if (!loops.contains(l, bc.block(f.dfg.value_lists))) return true;
+            if (!loops.contains(r, bc.block(f.dfg.value_lists))) return true;
         }
         return false;
     };
@@ -227,12 +388,12 @@ void BlockOrder::compute_layout(const Function& f, const LoopAnalysis* known) {
     // instead of a branch out plus a jump back.
     top_edge_.assign(num_vblocks(), kNone);
     at_top_.assign(num_vblocks(), 0);
-    for (Loop l : loops.loops()) {
+    for (uint32_t l = 0; l < nl; ++l) {
         const Block h = loops.header(l);
-        const auto latches = loops.latches(l);
-        if (h == entry || latches.size() != 1 || latches[0] == h || rotated(l.index())) continue;
+        const std::optional<Block> latch = loops.one_latch(l);
+        if (h == entry || !latch || *latch == h || rotated(l)) continue;
         const uint32_t hv = vblock_of(h);
-        for (uint32_t t : targets_of(latches[0])) {
+        for (uint32_t t : targets_of(*latch)) {
             if (vb_ir_[t] == kNone && succs(t)[0] == hv) {
                 top_edge_[hv] = t;
                 at_top_[t] = 1;

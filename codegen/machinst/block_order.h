@@ -43,8 +43,6 @@
 #include <span>
 #include <vector>
 
-#include "codegen/analysis/cfg.h"
-#include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/function.h"
 
@@ -54,10 +52,11 @@ namespace heron {
 /// function: every table is a flat array (successors and branch arguments
 /// in compressed sparse rows), so the next compute() reuses the memory of
 /// the last and a function allocates nothing here once the arrays have
-/// grown. The CFG, dominator tree and loop analysis are computed only when
-/// the function has a retreating edge (a loop) and the caller did not give
-/// its loops (the optimizer's, through TargetIsa::compile's KnownAnalyses);
-/// an acyclic function has no loops and its layout is the VCode order.
+/// grown. Loops are looked for only when the function has a retreating
+/// edge and the caller did not give its loops (the optimizer's, through
+/// TargetIsa::compile's KnownAnalyses), and then from the reverse postorder
+/// (find_loops), without a CFG, dominator tree or LoopAnalysis; an acyclic
+/// function has no loops and its layout is the VCode order.
 class BlockOrder {
 public:
     static constexpr uint32_t kNone = ~0u;
@@ -66,7 +65,7 @@ public:
     /// block and terminators on every reachable block (a verified
     /// function). `known`, when given, is the current loop analysis of `f`
     /// (the optimizer's, Optimizer::loops): the layout then uses it instead
-    /// of computing a CFG, dominator tree and loops of its own.
+    /// of finding the loops itself.
     void compute(const Function& f, const LoopAnalysis* known = nullptr);
 
     /// Reachable IR blocks in reverse postorder.
@@ -105,16 +104,36 @@ public:
     /// VCode blocks in the order their code is placed (see the top of this
     /// file); starts with the entry block.
     const std::vector<uint32_t>& layout() const { return layout_; }
-    /// The loops of `f`; null when its control flow is irreducible (the
-    /// layout is then the VCode order). For an acyclic function (no
-    /// retreating edge) a valid analysis with no loops, made without a CFG
-    /// or dominator tree: every block at depth 0, in no loop.
-    const LoopAnalysis* loops() const { return reducible_ ? loops_used_ : nullptr; }
+    /// False when the control flow of `f` is irreducible (the layout is
+    /// then the VCode order and every block counts as depth 0).
+    bool reducible() const { return reducible_; }
+    /// The number of natural loops of `f` (0 when irreducible).
+    uint32_t num_loops() const;
+    /// The loop nesting depth of reachable IR block `b` (0 outside every
+    /// loop, and when the function is irreducible): the caller's loop
+    /// analysis's answer when compute() was given one, else that of the
+    /// loops found here.
+    uint32_t loop_depth(Block b) const;
 
 private:
     void compute_single_block(const Function& f, Block entry);
     void compute_reverse_postorder(const Function& f);
     void compute_layout(const Function& f, const LoopAnalysis* known);
+    /// The natural loops of a function with a retreating edge, from the
+    /// reverse postorder alone (no CFG, dominator tree or LoopAnalysis):
+    /// predecessors in rows by rpo position, dominators by the iterative
+    /// intersection over the reverse postorder, every retreating edge
+    /// checked to be a back edge (else false: irreducible), and each loop's
+    /// body by a backward walk from its latches, innermost headers first,
+    /// an inner loop entered through its header (union-find). Fills
+    /// own_loops_ and loop_at_.
+    bool find_loops(const Function& f);
+    /// What layout_loops asks of a loop nest, over the caller's
+    /// LoopAnalysis or the loops find_loops found (block_order.cpp).
+    struct KnownView;
+    struct OwnView;
+    template <class Loops>
+    void layout_loops(const Function& f, const Loops& loops);
     void place_block(Block b);
 
     std::vector<Block> rpo_;
@@ -126,10 +145,22 @@ private:
     std::vector<Value> args_;
     bool has_cycle_ = false;  // some edge goes back to a block not after its source in rpo_
 
-    ControlFlowGraph cfg_;
-    DominatorTree domtree_;
-    LoopAnalysis loops_;
-    const LoopAnalysis* loops_used_ = &loops_;  // loops_ or the caller's
+    /// A loop found by find_loops; loops are numbered innermost first
+    /// (by decreasing rpo position of their headers), so a parent's number
+    /// is above its children's.
+    struct OwnLoop {
+        uint32_t header;  // rpo position
+        uint32_t parent;  // own loop number, or kNone
+        uint32_t depth;   // 1 for an outermost loop
+        uint32_t latch;   // rpo position of the one latch, or kNone when several
+    };
+    const LoopAnalysis* known_ = nullptr;  // the caller's loops, when given
+    std::vector<OwnLoop> own_loops_;
+    std::vector<uint32_t> pos_;      // by IR block index: rpo position (reachable blocks)
+    std::vector<uint32_t> loop_at_;  // by rpo position: innermost own loop, or kNone
+    // find_loops() scratch: predecessor rows by rpo position, immediate
+    // dominators, union-find links, the walk's stack.
+    std::vector<uint32_t> pred_begin_, preds_, idom_, uf_, stack_;
     bool reducible_ = false;
     std::vector<uint32_t> layout_;
     // compute() scratch: the depth-first search's marks, stack and

@@ -36,9 +36,8 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
     const Block entry = *f.layout.entry_block();
     // Loop depth weights spill costs; an edge block counts as the shallower
     // of its two ends. An irreducible function counts as depth 0 throughout.
-    // (BlockOrder computed the loops for the layout.)
-    const LoopAnalysis* loops = order.loops();
-    const bool has_loops = loops != nullptr && loops->num_loops() > 0;
+    // (BlockOrder found the loops for the layout.)
+    const bool has_loops = order.num_loops() > 0;
     const uint32_t nb = order.num_vblocks();
     const uint32_t ne = order.num_edges();
     // Every array is written through a pointer after one resize: the sizes
@@ -75,8 +74,10 @@ void build_ra_blocks(const Function& f, const BlockOrder& order, const std::vect
         }
         params_begin[vb + 1] = np;
         uint32_t depth = 0;
-        if (has_loops && ir != BlockOrder::kNone) depth = source_depth = loops->depth(Block(ir));
-        if (has_loops && ir == BlockOrder::kNone) depth = std::min(source_depth, loops->depth(Block(order.ir_block(order.succs(vb)[0]))));
+        if (has_loops && ir != BlockOrder::kNone) depth = source_depth = order.loop_depth(Block(ir));
+        if (has_loops && ir == BlockOrder::kNone) {
+            depth = std::min(source_depth, order.loop_depth(Block(order.ir_block(order.succs(vb)[0]))));
+        }
         r.loop_depth[vb] = depth;
         block_ir[vb] = ir;
     }

@@ -228,8 +228,8 @@ block3(v0: i64, v1: i64):
     BlockOrder order;
     order.compute(*branchy);
     ASSERT_GT(order.num_edges(), 0u);
-    ASSERT_NE(order.loops(), nullptr);
-    ASSERT_EQ(order.loops()->num_loops(), 1u);
+    ASSERT_TRUE(order.reducible());
+    ASSERT_EQ(order.num_loops(), 1u);
     order.compute(*single);
     const Block entry = *single->layout.entry_block();
     ASSERT_EQ(order.rpo().size(), 1u);
@@ -244,18 +244,18 @@ block3(v0: i64, v1: i64):
     EXPECT_EQ(order.all_arg_begins()[0], 0u);
     EXPECT_TRUE(order.all_args().empty());
     EXPECT_EQ(order.layout(), std::vector<uint32_t>{0});
-    ASSERT_NE(order.loops(), nullptr);
-    EXPECT_TRUE(order.loops()->is_valid());
-    EXPECT_EQ(order.loops()->num_loops(), 0u);
+    EXPECT_TRUE(order.reducible());
+    EXPECT_EQ(order.num_loops(), 0u);
+    EXPECT_EQ(order.loop_depth(entry), 0u);
     // And back: the branchy function gets its full order again.
     order.compute(*branchy);
     EXPECT_EQ(order.num_vblocks(), 4u);  // block0, block1, its back-edge block, block2
 }
 
-// An acyclic function with several blocks gets no CFG, dominator tree or
-// loop analysis in BlockOrder, but loops() is still a valid analysis (the
-// one compute() would give): no loops, every block at depth 0. After a
-// function with a loop nothing of that loop may be left.
+// An acyclic function with several blocks gets no loop search in
+// BlockOrder, but its answers are those of a loop analysis: no loops,
+// every block at depth 0. After a function with a loop nothing of that
+// loop may be left.
 TEST(BlockOrderTest, AnAcyclicFunctionHasAValidLoopAnalysisWithoutLoops) {
     Diagnostics errs;
     auto fs = parse_functions(R"(
@@ -287,26 +287,19 @@ block3(v2: i64):
     ASSERT_TRUE(errs.empty() && fs.size() == 2);
     BlockOrder order;
     order.compute(*fs[0]);
-    ASSERT_NE(order.loops(), nullptr);
-    ASSERT_EQ(order.loops()->num_loops(), 2u);
+    ASSERT_TRUE(order.reducible());
+    ASSERT_EQ(order.num_loops(), 2u);
+    EXPECT_EQ(order.loop_depth(Block(2)), 2u);
     order.compute(*fs[1]);
-    const LoopAnalysis* loops = order.loops();
-    ASSERT_NE(loops, nullptr);
-    EXPECT_TRUE(loops->is_valid());
-    EXPECT_EQ(loops->num_loops(), 0u);
-    EXPECT_TRUE(loops->top_level().empty());
-    for (Block b : fs[1]->layout.blocks()) {
-        EXPECT_EQ(loops->depth(b), 0u) << b.to_string();
-        EXPECT_FALSE(loops->innermost_loop(b)) << b.to_string();
-        EXPECT_FALSE(loops->is_header(b)) << b.to_string();
-    }
+    EXPECT_TRUE(order.reducible());
+    EXPECT_EQ(order.num_loops(), 0u);
+    for (Block b : fs[1]->layout.blocks()) EXPECT_EQ(order.loop_depth(b), 0u) << b.to_string();
     // The same answers as a full loop analysis of the function.
     ControlFlowGraph cfg(*fs[1]);
     DominatorTree dt(*fs[1], cfg);
     LoopAnalysis full;
     ASSERT_FALSE(full.compute(*fs[1], cfg, dt));
-    EXPECT_EQ(full.num_loops(), loops->num_loops());
-    EXPECT_EQ(full.is_valid(), loops->is_valid());
+    EXPECT_EQ(full.num_loops(), order.num_loops());
 }
 
 TEST(LoopLayout, ReusedContextsGiveTheCodeOfAFreshCompile) {
