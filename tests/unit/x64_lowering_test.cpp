@@ -662,7 +662,8 @@ block0(v0: i64):
         FuncId id = jit.declare_function("g", Linkage::Export, f->signature).value();
         ASSERT_FALSE(jit.define_function(id, *f).has_value());
         ASSERT_FALSE(jit.finalize_definitions().has_value());
-        JitCallOutcome r = jit.call(id, {DataValue::i64(arg)});
+        const std::vector<DataValue> args{DataValue::i64(arg)};
+        JitCallOutcome r = jit.call(id, args);
         ASSERT_EQ(r.kind, JitCallOutcome::Kind::Return) << r.message;
         EXPECT_EQ(r.values.at(0), DataValue::i64(want)) << text;
     }
