@@ -256,21 +256,18 @@ void Emitter::layout_frame() {
         const uint64_t is_int_reg = a.kind == Allocation::Kind::Reg && a.index < ra::kMaxRegsPerClass;
         return is_int_reg << (a.index % ra::kMaxRegsPerClass);
     };
-    uint64_t used = 0, read = 0;
+    uint64_t used = 0;
     for (const Allocation& a : al_.allocs) used |= int_reg_bit(a);
-    for (const ra::Edit& e : al_.edits) {
-        used |= int_reg_bit(e.to);
-        read |= int_reg_bit(e.from);
-    }
+    for (const ra::Edit& e : al_.edits) used |= int_reg_bit(e.to);
     for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
         if ((used >> r) & 1) saved_.push_back(r);
     }
     // For shrink-wrapping (runs_without_frame): no operand or edit can
-    // need the frame when no callee-saved register is named (edit sources
-    // included) and there is no spill slot for a stack allocation to name.
-    constexpr uint64_t kCalleeSaved = uint64_t{1} << regs::RBX | uint64_t{1} << regs::R12 | uint64_t{1} << regs::R13 |
-                                      uint64_t{1} << regs::R14 | uint64_t{1} << regs::R15;
-    operands_need_frame_ = al_.num_spill_slots != 0 || ((used | read) & kCalleeSaved) != 0;
+    // need the frame when no callee-saved register is written (an edit
+    // reads a register only after an allocation or edit wrote it, as the
+    // allocation checker requires) and there is no spill slot for a stack
+    // allocation to name.
+    operands_need_frame_ = al_.num_spill_slots != 0 || !saved_.empty();
     spill_base_ = vc_.outgoing_args_size;
     uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
     uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
