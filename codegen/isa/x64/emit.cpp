@@ -1345,6 +1345,10 @@ std::string Emitter::run() {
     slot_offset_.clear();
     layout_frame();
     uint32_t nb = rf().num_blocks();
+    // One allocation each for the IR offsets (at most one per instruction)
+    // and block labels of a fresh CompiledCode, instead of regrowing them.
+    out_.ir_insts.reserve(vc_.insts.size());
+    out_.labels.reserve(nb);
     compute_forwarding();
     block_offset_.assign(nb, 0);
     first_jump_.assign(nb, kNoBlock);
