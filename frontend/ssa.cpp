@@ -163,21 +163,36 @@ void SSABuilder::declare_block_predecessor(Block dest, Block pred, Inst branch) 
         d.more_pred_branches.push(branch, pred_inst_pool_);
     }
     ++d.num_preds;
-    if (d.seen == 0) d.seen = clock_;
+    see(dest);
     see(pred);
 }
 
 void SSABuilder::def_var(Variable var, Value value, Block block) {
     see(block);
-    recent_[var].move_to(block, value);
-    recent_[var].def_time = clock_;
-    if (clock_ != ~uint32_t{0}) ++clock_;  // saturated: every block counts as seen before
+    Recent& r = recent_[var];
+    r.move_to(block, value);
+    if (r.def_block != block) {
+        r.prev_def_time = r.def_time;
+        r.def_block = block;
+    }
+    r.def_time = clock_;
+    tick();
     record(var, value, block);
+}
+
+// The clock counts definitions and blocks first heard of, so every block
+// has its own stamp and a block heard of after a definition has a larger
+// one. Saturated, every block counts as heard of before every definition.
+void SSABuilder::tick() {
+    if (clock_ != ~uint32_t{0}) ++clock_;
 }
 
 void SSABuilder::see(Block block) {
     BlockData& d = blocks_[block];
-    if (d.seen == 0) d.seen = clock_;
+    if (d.seen == 0) {
+        d.seen = clock_;
+        tick();
+    }
 }
 
 void SSABuilder::record(Variable var, Value value, Block block) {
@@ -290,14 +305,15 @@ SSABuilder::Shape SSABuilder::shape_of(Block block) {
         bool all_sealed = true;
         for (uint32_t i = 0; i < n; ++i) all_sealed &= std::as_const(blocks_)[pred_block(d, i)].sealed;
         if (!all_sealed) return Shape::None;
-        uint32_t body_seen = 0;
-        if (!find_loop_body(block, body_seen)) {
+        uint32_t body_seen = 0, body_last = 0;
+        if (!find_loop_body(block, body_seen, body_last)) {
             blocks_[block].shape = Shape::None;
             return Shape::None;
         }
         BlockData& h = blocks_[block];
         h.source = pred_block(h, 0);
         h.inner_seen = body_seen;
+        h.inner_last = body_last;
         h.shape = Shape::Loop;
         return Shape::Loop;
     }
@@ -310,9 +326,9 @@ SSABuilder::Shape SSABuilder::shape_of(Block block) {
 // predecessors without passing the header; it qualifies if every block in
 // it is sealed, has predecessors, and is not the first predecessor (so the
 // header is the body's only way in), and it is not too large to search
-// (then no answer: the lookup takes the general way). `min_seen` gets the
-// smallest `seen` in the body.
-bool SSABuilder::find_loop_body(Block header, uint32_t& min_seen) {
+// (then no answer: the lookup takes the general way). `min_seen` and
+// `max_seen` get the smallest and largest `seen` in the body.
+bool SSABuilder::find_loop_body(Block header, uint32_t& min_seen, uint32_t& max_seen) {
     constexpr uint32_t kMaxBody = 4096;
     const uint32_t mark = next_walk_mark();
     const BlockData& h = std::as_const(blocks_)[header];
@@ -321,12 +337,14 @@ bool SSABuilder::find_loop_body(Block header, uint32_t& min_seen) {
     chain_.clear();
     walk_mark_[header] = mark;
     min_seen = ~uint32_t{0};
+    max_seen = 0;
     auto visit = [&](Block b) {
         if (walk_mark_[b] == mark) return true;
         const BlockData& d = std::as_const(blocks_)[b];
         if (b == entry || !d.sealed || d.num_preds == 0 || chain_.size() >= kMaxBody) return false;
         walk_mark_[b] = mark;
         min_seen = std::min(min_seen, d.seen);
+        max_seen = std::max(max_seen, d.seen);
         chain_.push_back(b);
         return true;
     };
@@ -410,14 +428,15 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
         }
         if (shape == Shape::None) return false;
         const Block next = *d->source;
-        if (d->inner_seen <= t && shape != Shape::Single) {
-            if (shape == Shape::Loop) {
-                // The body may define the variable: the header's value
-                // needs its incoming values (loop_value), unless the walk
-                // is already this deep in loops.
+        if (shape == Shape::Loop) {
+            if (body_may_define(*d, r)) {
+                // The header's value needs its incoming values
+                // (loop_value), unless the walk is already this deep in
+                // loops.
                 if (!loop_value(func, var, ty, b, found)) return false;
                 break;
             }
+        } else if (d->inner_seen <= t && shape != Shape::Single) {
             const uint32_t n = d->num_preds;
             bool arm_holds_value = false;
             for (uint32_t i = 0; i < n && !arm_holds_value; ++i) {
@@ -501,6 +520,19 @@ bool SSABuilder::quick_lookup(Function& func, Variable var, Type ty, Block block
     return true;
 }
 
+// Can a block of Loop `header`'s body define the variable whose Recent is
+// `r`? A block other than the last definition's that defines it was heard
+// of by the definition before (at most r.prev_def_time); the last
+// definition's block is in the body only if it was heard of while the
+// body's blocks were (their stamps span inner_seen..inner_last). No means
+// the header's value is its first predecessor's.
+bool SSABuilder::body_may_define(const BlockData& header, const Recent& r) const {
+    if (header.inner_seen > r.def_time) return false;
+    if (header.inner_seen <= r.prev_def_time || !r.def_block) return true;
+    const uint32_t s = std::as_const(blocks_)[*r.def_block].seen;
+    return s >= header.inner_seen && s <= header.inner_last;
+}
+
 // The value of `var` at sealed Loop header `header` (see Shape), which
 // defines nothing itself and whose body may define the variable: a
 // parameter first (so that walks from the back edges that come round to
@@ -568,6 +600,34 @@ void SSABuilder::settle_param(Function& func, Variable var, Type ty, Block block
     }
     begin_lookup(func, var, ty, block, param);
     run_calls(func, var, ty);
+}
+
+// seal_block's way for `param` (of `var`) in Loop `header` when neither the
+// header nor its body defines `var` (body_may_define): every back edge brings the value
+// at the header, so the parameter is trivial and becomes the first
+// predecessor's value, found by a quick walk (false, changing nothing, if
+// that walk fails or the body may define it: settle_param then).
+bool SSABuilder::settle_loop_param(Function& func, Variable var, Type ty, Block header, Value param) {
+    // The header itself defined `var` after the use that made the
+    // parameter: its value at the end is that definition.
+    if (raw_def(var, header) != PackedOption<Value>(param)) return false;
+    const BlockData& h = std::as_const(blocks_)[header];
+    if (body_may_define(h, std::as_const(recent_)[var])) return false;
+    const Block entry = *h.source;
+    Value v;
+    if (PackedOption<Value> d = find_def(func, var, entry)) {
+        v = *d;
+    } else {
+        Block above;
+        if (!quick_lookup(func, var, ty, entry, v, above)) return false;
+        record(var, v, entry);
+    }
+    // Only the header's own value reaches it (dead code around it): as
+    // finish_lookup, a zero constant.
+    if (v == param) v = make_zero(func, var, ty, header);
+    remove_param(func, header, param, v);
+    settle_def(var, header, param, v);
+    return true;
 }
 
 // A parameter of unsealed `block` for `var`; its arguments come at seal_block.
@@ -814,10 +874,14 @@ uint32_t SSABuilder::seal_block(Block block, Function& func) {
     // Lookups below never add to this block's list: each is for a variable
     // that already has its parameter (and definition) here.
     uint32_t n = std::as_const(blocks_)[block].undef.size(undef_pool_);
+    // A loop header whose body is known: a parameter for a variable the
+    // body cannot define is its first predecessor's value.
+    const bool loop = n != 0 && shape_of(block) == Shape::Loop;
     for (uint32_t i = 0; i < n; ++i) {
         Value param = blocks_[block].undef.get(i, undef_pool_);
         Variable var = param_var_[param];
         Type ty = func.dfg.value_type(param);
+        if (loop && settle_loop_param(func, var, ty, block, param)) continue;
         settle_param(func, var, ty, block, param);
         results_.pop_back();
     }

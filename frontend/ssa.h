@@ -257,6 +257,7 @@ private:
         PackedOption<Block> source;
         uint32_t seen = 0;       // clock_ when the builder first heard of the block
         uint32_t inner_seen = 0;  // Merge: the smallest `seen` of its arms; Loop: of its body
+        uint32_t inner_last = 0;  // Loop: the largest `seen` of its body
     };
     // Per variable: its value at the end of `block` (the anchor: the last
     // block that defined or used it), the clock at its last definition,
@@ -267,6 +268,11 @@ private:
         PackedOption<Block> block;
         Value value;
         uint32_t def_time = 0;
+        // The block of the last definition, and the clock at the last
+        // definition in any other block (0: none): a block heard of after
+        // that and not `def_block` defines nothing.
+        PackedOption<Block> def_block;
+        uint32_t prev_def_time = 0;
         PackedOption<Block> before;
         Value before_value;
 
@@ -299,13 +305,16 @@ private:
     }
     void record(Variable var, Value value, Block block);
     void see(Block block);
+    void tick();
+    bool body_may_define(const BlockData& header, const Recent& r) const;
     bool quick_lookup(Function& func, Variable var, Type ty, Block block, Value& out, Block& above);
     bool quick_incoming(Function& func, Variable var, Type ty, Block block);
     bool loop_value(Function& func, Variable var, Type ty, Block header, Value& out);
     void settle_param(Function& func, Variable var, Type ty, Block block, Value param);
+    bool settle_loop_param(Function& func, Variable var, Type ty, Block header, Value param);
     Value make_unsealed_param(Function& func, Variable var, Type ty, Block block);
     Shape shape_of(Block block);
-    bool find_loop_body(Block header, uint32_t& min_seen);
+    bool find_loop_body(Block header, uint32_t& min_seen, uint32_t& max_seen);
     PackedOption<Value> raw_def(Variable var, Block block) const;
     PackedOption<Value> find_def(Function& func, Variable var, Block block);
     Value resolve(DataFlowGraph& dfg, Value v);
