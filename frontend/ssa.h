@@ -78,12 +78,15 @@ public:
     DenseTable() = default;
     explicit DenseTable(V dflt) : default_(dflt) {}
 
-    const V& operator[](K k) const { return k.index() < elems_.size() ? elems_[k.index()] : default_; }
+    const V& operator[](K k) const { return k.index() < size_ ? elems_.data()[k.index()] : default_; }
     V& operator[](K k) {
-        if (k.index() >= elems_.size()) [[unlikely]] grow(k.index());
-        return elems_[k.index()];
+        if (k.index() >= size_) [[unlikely]] grow(k.index());
+        return elems_.data()[k.index()];
     }
-    void clear() { elems_.clear(); }
+    void clear() {
+        elems_.clear();
+        size_ = 0;
+    }
 
 private:
     void grow(uint32_t index) {
@@ -91,8 +94,12 @@ private:
         if (n < 64) n = 64;
         if (n <= index) n = size_t{index} + 1;
         elems_.resize(n, default_);
+        size_ = static_cast<uint32_t>(n);
     }
     std::vector<V> elems_;
+    // elems_.size(), kept as a word: the vector's own size divides by the
+    // element size (a multiplication and shifts) at every lookup.
+    uint32_t size_ = 0;
     V default_{};
 };
 
