@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "codegen/opt/tail_accumulate.h"
 #include "codegen/verifier/verifier.h"
 
 namespace heron {
@@ -242,6 +243,7 @@ uint8_t scan_pass_needs(const Function& func) {
         const std::optional<Inst> last = func.layout.last_inst(*entry);
         if (last && func.dfg[*last].opcode == Opcode::Brif) found |= pass_needs::kEntryBrif;
     }
+    if (declares_self(func)) found |= pass_needs::kSelfCall;
     for (Block b : func.layout.blocks()) {
         const std::optional<Inst> first = func.layout.first_inst(b);
         if (!first) continue;

@@ -188,6 +188,9 @@ inline constexpr uint8_t kCycle = 1;
 inline constexpr uint8_t kForwarder = 2;
 /// The entry block ends in a `brif`.
 inline constexpr uint8_t kEntryBrif = 4;
+/// A declaration `fnN` naming the function itself (tail_accumulate.h):
+/// found from the declarations alone.
+inline constexpr uint8_t kSelfCall = 8;
 }  // namespace pass_needs
 
 /// The pass_needs a function has, found in one walk over its blocks.

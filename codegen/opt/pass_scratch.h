@@ -52,11 +52,26 @@ struct ForwardScratch {
     std::vector<uint32_t> target;
 };
 
+/// tail-accumulate (tail_accumulate.cpp): use counts, the self-calls, the
+/// returns, a terminator's returned values and a jump's arguments.
+struct TailAccumulateScratch {
+    struct Site {
+        Inst call;
+        std::optional<Inst> op;  // the accumulating instruction, if any
+        bool ok = false;         // a site (return_call: from the start)
+    };
+    std::vector<uint32_t> uses;
+    std::vector<Site> sites;
+    std::vector<Inst> returns;
+    std::vector<Value> vals, args;
+};
+
 struct PassScratch {
     LoopFormScratch loop_form;
     CountDownScratch count_down;
     LicmScratch licm;
     ForwardScratch forward_blocks;
+    TailAccumulateScratch tail_accumulate;
 };
 
 }  // namespace heron

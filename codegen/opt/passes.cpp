@@ -7,6 +7,7 @@
 #include "codegen/opt/pass_manager.h"
 #include "codegen/opt/split_entry.h"
 #include "codegen/opt/structurize.h"
+#include "codegen/opt/tail_accumulate.h"
 #include "codegen/opt/widen_fill.h"
 
 namespace heron {
@@ -48,6 +49,12 @@ PassResult run_forward_blocks(Function& func, PassContext& ctx) {
 PassResult run_split_entry(Function& func, PassContext& ctx) {
     PassResult r;
     r.changed = split_entry_values(func, ctx) > 0;
+    return r;
+}
+
+PassResult run_tail_accumulate(Function& func, PassContext& ctx) {
+    PassResult r;
+    r.changed = accumulate_tail_calls(func, ctx) > 0;
     return r;
 }
 
@@ -108,6 +115,10 @@ const Pass kPasses[] = {
     // and loops stay; a counted loop's bound may be renamed.
     {"split-entry", "the entry's values read past a call-free entry's branch become parameters of the block it enters (shrink-wrapping)",
      {}, {}, {Property::CountedLoopsKnown}, run_split_entry, pass_needs::kEntryBrif},
+    // Adds an entry block and turns self-calls into jumps back to the old
+    // one: every analysis goes.
+    {"tail-accumulate", "self-calls whose results are returned, alone or combined by iadd/imul/band/bor/bxor, become a loop (with an accumulator)",
+     {}, {}, {Property::CfgValid}, run_tail_accumulate, pass_needs::kSelfCall},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure, pass_needs::kAnything},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},

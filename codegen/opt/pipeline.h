@@ -2,7 +2,13 @@
 // before lowering. Read top to bottom:
 //
 //   opt_level=none    nothing: the function is lowered as written
-//   opt_level=speed   loop-form   preheaders, single latches, dedicated exits
+//   opt_level=speed   tail-accumulate  self-calls whose results are
+//                                 returned, alone or combined by an
+//                                 associative-commutative op, become a
+//                                 loop with an accumulator (first, so the
+//                                 loop passes see the loop;
+//                                 tail_accumulate.h)
+//                     loop-form   preheaders, single latches, dedicated exits
 //                     widen-fill  loops storing one invariant byte to
 //                                 base+i for i += 1 first store 16 bytes
 //                                 per iteration (widen_fill.h)
@@ -47,7 +53,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
+    case OptLevel::Speed: return "tail-accumulate,loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
     }
     return "";
 }
