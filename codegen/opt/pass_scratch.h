@@ -53,17 +53,19 @@ struct ForwardScratch {
 };
 
 /// tail-accumulate (tail_accumulate.cpp): use counts, the self-calls, the
-/// returns, a terminator's returned values and a jump's arguments.
+/// returns, a terminator's returned values and a jump's arguments; for the
+/// rotation, edges into each block, the clone map and the values the body
+/// block receives.
 struct TailAccumulateScratch {
     struct Site {
         Inst call;
         std::optional<Inst> op;  // the accumulating instruction, if any
         bool ok = false;         // a site (return_call: from the start)
     };
-    std::vector<uint32_t> uses;
+    std::vector<uint32_t> uses, preds;
     std::vector<Site> sites;
     std::vector<Inst> returns;
-    std::vector<Value> vals, args;
+    std::vector<Value> vals, args, head_args, map, to_body, body_vals, xargs;
 };
 
 struct PassScratch {

@@ -115,8 +115,9 @@ const Pass kPasses[] = {
     // and loops stay; a counted loop's bound may be renamed.
     {"split-entry", "the entry's values read past a call-free entry's branch become parameters of the block it enters (shrink-wrapping)",
      {}, {}, {Property::CountedLoopsKnown}, run_split_entry, pass_needs::kEntryBrif},
-    // Adds an entry block and turns self-calls into jumps back to the old
-    // one: every analysis goes.
+    // Adds an entry block (with a copy of the first test and of the base
+    // case's return when it can) and turns self-calls into jumps back to
+    // the old one: every analysis goes.
     {"tail-accumulate", "self-calls whose results are returned, alone or combined by iadd/imul/band/bor/bxor, become a loop (with an accumulator)",
      {}, {}, {Property::CfgValid}, run_tail_accumulate, pass_needs::kSelfCall},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",

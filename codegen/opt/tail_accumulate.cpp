@@ -31,6 +31,8 @@ int64_t identity_of(Opcode op) {
     }
 }
 
+bool is_constant(Opcode op) { return op == Opcode::Iconst || op == Opcode::F32const || op == Opcode::F64const; }
+
 Value combine(FuncCursor& cur, Opcode op, Value a, Value b) {
     switch (op) {
     case Opcode::Imul: return cur.ins().imul(a, b);
@@ -44,7 +46,7 @@ Value combine(FuncCursor& cur, Opcode op, Value a, Value b) {
 class TailAccumulate {
 public:
     TailAccumulate(Function& func, TailAccumulateScratch& s)
-        : func_(func), dfg_(func.dfg), uses_(s.uses), sites_(s.sites), returns_(s.returns), vals_(s.vals),
+        : func_(func), dfg_(func.dfg), s_(s), uses_(s.uses), sites_(s.sites), returns_(s.returns), vals_(s.vals),
           args_(s.args) {}
 
     uint32_t run() {
@@ -191,10 +193,11 @@ private:
         cur.at_bottom(entry);
         std::optional<Value> acc;
         if (op != Opcode::Nop) {
-            args_.push_back(cur.ins().iconst(type, identity_of(op)));
+            identity_ = cur.ins().iconst(type, identity_of(op));
+            args_.push_back(identity_);
             acc = dfg_.append_block_param(header, type);
         }
-        cur.ins().jump(header, args_);
+        s_.head_args.assign(args_.begin(), args_.end());
 
         for (const Site& s : sites_) {
             if (!s.ok) continue;
@@ -217,25 +220,200 @@ private:
             func_.layout.remove_inst(term);
             if (s.call != term) func_.layout.remove_inst(s.call);
         }
-        if (!acc) return;
-        // Every remaining return gives acc OP its value.
-        for (Inst ret : returns_) {
-            if (!func_.layout.inst_block(ret)) continue;  // a site's, removed
-            InstructionData& d = dfg_[ret];
-            cur.at_inst(ret);
-            const Value v = combine(cur, op, *acc, d.vargs.get(0, dfg_.value_lists));
-            dfg_[ret].vargs.set(0, v, dfg_.value_lists);
+        if (acc) {
+            // Every remaining return gives acc OP its value.
+            for (Inst ret : returns_) {
+                if (!func_.layout.inst_block(ret)) continue;  // a site's, removed
+                InstructionData& d = dfg_[ret];
+                cur.at_inst(ret);
+                const Value v = combine(cur, op, *acc, d.vargs.get(0, dfg_.value_lists));
+                dfg_[ret].vargs.set(0, v, dfg_.value_lists);
+            }
         }
+        op_ = op;
+        if (!rotate(entry, header)) {
+            cur.at_bottom(entry);
+            cur.ins().jump(header, s_.head_args);
+        }
+    }
+
+    // --- rotation: the first test before the loop --------------------------------
+
+    /// Pure, not a branch, no variable operands: can be copied as it is.
+    bool clonable(Inst i) const {
+        const InstructionData& d = dfg_[i];
+        return effects_of(d.opcode).movable() && d.vargs.empty();
+    }
+
+    bool defined_in(Value v, Block b) const {
+        const ValueDef d = dfg_.value_def(v);
+        return d.is_result() ? func_.layout.inst_block(d.inst()) == b : Block(d.owner) == b;
+    }
+
+    Value mapped(Value v) const {
+        v = resolved(v);
+        return v.index() < s_.map.size() && s_.map[v.index()].is_valid() ? s_.map[v.index()] : v;
+    }
+
+    /// Copies `i` at the cursor with its operands mapped and maps its
+    /// results. `acc OP v` with acc mapped to the identity is just v.
+    void clone(FuncCursor& cur, Inst i) {
+        const InstructionData& src = dfg_[i];
+        if (src.opcode == op_ && identity_.is_valid() && src.num_fixed_args() == 2) {
+            const Value a = mapped(src.args[0]), b = mapped(src.args[1]);
+            if (a == identity_ || b == identity_) {
+                s_.map[dfg_.first_result(i).index()] = a == identity_ ? b : a;
+                return;
+            }
+        }
+        InstructionData d = src;
+        for (unsigned k = 0; k < d.num_fixed_args(); ++k) d.args[k] = mapped(d.args[k]);
+        const Inst n = cur.build(d, dfg_.ctrl_typevar(i));
+        const std::span<const Value> from = dfg_.inst_results(i);
+        for (size_t k = 0; k < from.size(); ++k) s_.map[from[k].index()] = dfg_.inst_results(n)[k];
+    }
+
+    /// Loop rotation, so that the base case runs without a frame: when the
+    /// header H (the old entry) is pure up to a `brif` into a block X that
+    /// only H enters and that is pure up to a `return`, and into a block S
+    /// that only H enters, the new entry gets copies of H's instructions
+    /// and branches itself, to S or to a copy of X (entered from it alone).
+    /// S then has two predecessors: the values of H read below S become
+    /// S's parameters. False (nothing changed) when the shape is not there.
+    bool rotate(Block entry, Block header) {
+        const Inst br = *func_.layout.last_inst(header);
+        if (dfg_[br].opcode != Opcode::Brif) return false;
+        for (Inst i : func_.layout.block_insts(header)) {
+            if (i != br && !clonable(i)) return false;
+        }
+        const Block t[2] = {dfg_[br].dests[0].block(dfg_.value_lists), dfg_[br].dests[1].block(dfg_.value_lists)};
+        if (t[0] == t[1] || t[0] == header || t[1] == header) return false;
+        std::vector<uint32_t>& preds = s_.preds;
+        preds.assign(dfg_.num_blocks(), 0);
+        for (Block b : func_.layout.blocks()) {
+            const std::optional<Inst> last = func_.layout.last_inst(b);
+            if (!last) continue;
+            for (const BlockCall& bc : dfg_.branch_destinations(*last)) ++preds[bc.block(dfg_.value_lists).index()];
+        }
+        if (preds[t[0].index()] != 1 || preds[t[1].index()] != 1) return false;
+        unsigned xk = 2;
+        for (unsigned k = 0; k < 2 && xk == 2; ++k) {
+            if (pure_return(t[k], header)) xk = k;
+        }
+        if (xk == 2) return false;
+        const Block x = t[xk], body = t[1 - xk];
+
+        // The entry: H's instructions on the entry's parameters.
+        s_.map.assign(dfg_.num_values(), Value());
+        const std::span<const Value> hp = dfg_.block_params(header);
+        for (size_t k = 0; k < hp.size(); ++k) s_.map[hp[k].index()] = s_.head_args[k];
+        FuncCursor cur(func_);
+        cur.at_bottom(entry);
+        for (Inst i : func_.layout.block_insts(header)) {
+            if (i != br) clone(cur, i);
+        }
+        // X's copy, entered from the entry alone.
+        const Block x2 = dfg_.make_block();
+        func_.layout.insert_block_after(x2, entry);
+        s_.vals.assign(dfg_.block_params(x).begin(), dfg_.block_params(x).end());
+        for (Value p : s_.vals) {
+            const Value q = dfg_.append_block_param(x2, dfg_.value_type(p));
+            if (p.index() < s_.map.size()) s_.map[p.index()] = q;
+        }
+        cur.at_bottom(x2);
+        const Inst ret = *func_.layout.last_inst(x);
+        for (Inst i : func_.layout.block_insts(x)) {
+            if (i != ret) clone(cur, i);
+        }
+        s_.vals.clear();
+        for (Value v : dfg_[ret].vargs.as_span(dfg_.value_lists)) s_.vals.push_back(mapped(v));
+        cur.ins().return_(s_.vals);
+
+        // H's values read below S (outside H and X) become S's parameters.
+        std::vector<Value>& to_body = s_.to_body;
+        std::vector<Value>& body_vals = s_.body_vals;
+        to_body.assign(dfg_.num_values(), Value());
+        body_vals.clear();
+        for (Block b : func_.layout.blocks()) {
+            if (b == entry || b == header || b == x || b == x2) continue;
+            for (Inst i : func_.layout.block_insts(b)) {
+                dfg_.for_each_inst_value(i, [&](Value v) {
+                    v = resolved(v);
+                    if (v.index() >= to_body.size() || to_body[v.index()].is_valid() || !defined_in(v, header)) return;
+                    to_body[v.index()] = v;  // marked; the parameter comes below
+                    body_vals.push_back(v);
+                });
+            }
+        }
+        // Constants are made again at S's top instead (no register to carry).
+        size_t kept = 0;
+        for (Value v : body_vals) {
+            const ValueDef d = dfg_.value_def(v);
+            if (d.is_result() && is_constant(dfg_[d.inst()].opcode)) {
+                const Value in_entry = s_.map[v.index()];
+                cur.at_first_inst(body);
+                clone(cur, d.inst());
+                to_body[v.index()] = s_.map[v.index()];
+                s_.map[v.index()] = in_entry;
+                continue;
+            }
+            to_body[v.index()] = dfg_.append_block_param(body, dfg_.value_type(v));
+            body_vals[kept++] = v;
+        }
+        body_vals.resize(kept);
+        for (Block b : func_.layout.blocks()) {
+            if (b == entry || b == header || b == x || b == x2) continue;
+            for (Inst i : func_.layout.block_insts(b)) {
+                dfg_.for_each_inst_value(i, [&](Value& v) {
+                    const Value r = resolved(v);
+                    if (r.index() < to_body.size() && to_body[r.index()].is_valid()) v = to_body[r.index()];
+                });
+            }
+        }
+        // The branches: H passes its values on, the entry their copies.
+        BlockCall& hb = dfg_.branch_destinations_mut(br)[1 - xk];
+        for (Value v : body_vals) hb.append_arg(v, dfg_.value_lists);
+        s_.args.clear();
+        for (Value v : dfg_[br].dests[1 - xk].args(dfg_.value_lists)) s_.args.push_back(mapped(v));
+        s_.xargs.clear();
+        for (Value v : dfg_[br].dests[xk].args(dfg_.value_lists)) s_.xargs.push_back(mapped(v));
+        const Value c = mapped(dfg_[br].args[0]);
+        cur.at_bottom(entry);
+        if (xk == 0) {
+            cur.ins().brif(c, x2, s_.xargs, body, s_.args);
+        } else {
+            cur.ins().brif(c, body, s_.args, x2, s_.xargs);
+        }
+        return true;
+    }
+
+    /// `x` is pure up to a `return` and reads only its own and `header`'s
+    /// values.
+    bool pure_return(Block x, Block header) const {
+        const std::optional<Inst> last = func_.layout.last_inst(x);
+        if (!last || dfg_[*last].opcode != Opcode::Return) return false;
+        bool ok = true;
+        for (Inst i : func_.layout.block_insts(x)) {
+            if (i != *last && !clonable(i)) return false;
+            dfg_.for_each_inst_value(i, [&](Value v) {
+                v = resolved(v);
+                ok = ok && (defined_in(v, x) || defined_in(v, header));
+            });
+        }
+        return ok;
     }
 
     Function& func_;
     DataFlowGraph& dfg_;
+    TailAccumulateScratch& s_;
     std::vector<uint32_t>& uses_;  // by value index (aliases resolved)
     std::vector<Site>& sites_;
     std::vector<Inst>& returns_;
     std::vector<Value>& vals_;
     std::vector<Value>& args_;
     bool other_tail_call_ = false;  // a return_call to another function
+    Opcode op_ = Opcode::Nop;       // the accumulating operation, if any
+    Value identity_;                // its identity in the new entry
 };
 
 }  // namespace

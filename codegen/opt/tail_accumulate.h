@@ -34,9 +34,16 @@
 // callee may hold).
 //
 // The entry block becomes the loop header: a new entry block passes the
-// function's parameters (and the identity) to it. The CFG changes, so every
-// analysis is dropped. Run first at opt_level=speed so that the loop passes
-// see the new loop.
+// function's parameters (and the identity) to it. When the old entry is
+// pure up to a `brif` into a block X that only it enters and that is pure
+// up to a `return`, and into a block S that only it enters, the loop is
+// rotated instead: the new entry makes the test itself on the parameters
+// and goes to S or to a copy of X (`acc OP v` there is just v), and the
+// old entry's values read below S become S's parameters (constants are
+// made again at S's top). fib's base case then returns from the entry
+// without a frame, as gcc's does (x64 shrink-wrapping, emit.cpp). The CFG
+// changes, so every analysis is dropped. Run first at opt_level=speed so
+// that the loop passes see the new loop.
 //
 // A self-call is recognized by name: the IR's `fnN = %f(...)` inside
 // `function %f` calls the function being compiled. An embedder that

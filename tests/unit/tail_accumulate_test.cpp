@@ -114,9 +114,17 @@ TEST(TailAccumulateTest, RunsAlone) {
     ctx.bind(f);
     EXPECT_EQ(accumulate_tail_calls(f, ctx), 1u);
     const std::string out = print_function(f);
-    // One call left, a new entry passing 0, the return adding acc.
+    // One call left; a new entry making the first test, returning n from
+    // a block of its own or entering the body with acc = 0; the loop's
+    // return adding acc.
     EXPECT_EQ(out.find("call fn0"), out.rfind("call fn0")) << out;
-    EXPECT_NE(out.find("v12 = iconst.i64 0\n    jump block0(v11, v12)"), std::string::npos) << out;
+    EXPECT_NE(out.find("block3(v11: i64):\n    v12 = iconst.i64 0\n    v15 = iconst.i64 2\n"
+                       "    v16 = icmp slt v11, v15\n    brif v16, block4(v11), block1(v11, v12)\n"
+                       "block4(v17: i64):\n    return v17\n"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("brif v2, block2(v0), block1(v0, v13)\nblock1(v18: i64, v19: i64):"), std::string::npos) << out;
+    EXPECT_NE(out.find("v9 = iadd v5, v19\n    jump block0(v7, v9)"), std::string::npos) << out;
     EXPECT_NE(out.find("v14 = iadd v13, v10\n    return v14"), std::string::npos) << out;
     // Running it again finds the remaining call not in tail position.
     ctx.bind(f);
@@ -191,7 +199,7 @@ TEST(TailAccumulateTest, GeneratedShapesKeepTheirResults) {
     std::mt19937 rng(2026);
     auto coin = [&](unsigned n) { return rng() % n == 0; };
     uint64_t cell = 0;  // the store shapes write here
-    uint32_t rewritten = 0, kept = 0, traps = 0;
+    uint32_t rewritten = 0, kept = 0, traps = 0, rotations = 0;
     for (int i = 0; i < 160; ++i) {
         Shape s;
         s.op = kOps[rng() % 8];
@@ -215,6 +223,12 @@ TEST(TailAccumulateTest, GeneratedShapesKeepTheirResults) {
         const uint32_t n = accumulate_tail_calls(alone, ctx);
         EXPECT_EQ(n, expect_rewrite(s) ? 1u : 0u) << print_function(alone);
         (n ? rewritten : kept) += 1;
+        // The entry's test is copied when the base case is a lone return
+        // (block1 `return k`); the other bases jump to block3 first.
+        const Inst first_test = *alone.layout.last_inst(*alone.layout.entry_block());
+        const bool rotated = n == 1 && alone.dfg[first_test].opcode == Opcode::Brif;
+        EXPECT_EQ(rotated, n == 1 && s.base == 1) << print_function(alone);
+        rotations += rotated;
 
         Function opt = f;
         Optimizer speed(OptLevel::Speed, true);
@@ -254,8 +268,9 @@ TEST(TailAccumulateTest, GeneratedShapesKeepTheirResults) {
     // Both kinds are well represented.
     EXPECT_GT(rewritten, 50u);
     EXPECT_GT(kept, 30u);
+    EXPECT_GT(rotations, 15u);
     EXPECT_GT(traps, 20u);  // the sdiv shapes at n == step
-    std::printf("%u rewritten, %u kept, %u trapping runs\n", rewritten, kept, traps);
+    std::printf("%u rewritten (%u rotated), %u kept, %u trapping runs\n", rewritten, rotations, kept, traps);
 }
 
 }  // namespace
