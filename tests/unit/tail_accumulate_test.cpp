@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,29 +32,16 @@ Function parse_one(const std::string& text) {
     return fs.empty() ? Function() : std::move(*fs[0]);
 }
 
-const char* kFib = R"(
-function %fib(i64) -> i64 {
-    fn0 = %fib(i64) -> i64
-block0(v0: i64):
-    v1 = iconst.i64 2
-    v2 = icmp slt v0, v1
-    brif v2, block2(v0), block1
-block1:
-    v3 = iconst.i64 1
-    v4 = isub v0, v3
-    v5 = call fn0(v4)
-    v6 = iconst.i64 2
-    v7 = isub v0, v6
-    v8 = call fn0(v7)
-    v9 = iadd v5, v8
-    jump block2(v9)
-block2(v10: i64):
-    return v10
+/// bench/kernels/fib.clif, the kernel the pass was written for.
+Function fib_kernel() {
+    std::ifstream in(std::string(HERON_SOURCE_DIR) + "/bench/kernels/fib.clif");
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_one(text.str());
 }
-)";
 
 TEST(TailAccumulateTest, SelfCallNeedIsFoundFromTheDeclarations) {
-    const Function fib = parse_one(kFib);
+    const Function fib = fib_kernel();
     EXPECT_TRUE(declares_self(fib));
     EXPECT_EQ(scan_pass_needs(fib), pass_needs::kSelfCall | pass_needs::kEntryBrif);
     // Same name, another signature: not the function itself.
@@ -109,7 +98,7 @@ block0(v0: i32):
 }
 
 TEST(TailAccumulateTest, RunsAlone) {
-    Function f = parse_one(kFib);
+    Function f = fib_kernel();
     PassContext ctx;
     ctx.bind(f);
     EXPECT_EQ(accumulate_tail_calls(f, ctx), 1u);
