@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "codegen/ir/parser.h"
+#include "codegen/isa/x64/encoder.h"
 #include "codegen/isa/x64/lower.h"
 #include "codegen/opt/pipeline.h"
 #include "codegen/machinst/isa.h"
@@ -732,6 +733,58 @@ block3:
     const std::string trapping = asm_of(with_flags(""), OptLevel::Speed);
     EXPECT_EQ(trapping.find("0x101010101010101"), std::string::npos) << trapping;
     EXPECT_EQ(trapping.find("0x08]"), std::string::npos) << trapping;
+}
+
+TEST(X64LoweringTest, AvxFloatArithmeticHasThreeOperandsAndNoCopy) {
+    // With AVX, fadd/fsub/fmul/fdiv define a fresh register (vfalu ... -> fN,
+    // not reuse0): a squared value read again needs no copy. Without
+    // it, the two-address form reuses its first operand.
+    const char* text = R"(
+function %f(f64, f64) -> f64 {
+block0(v0: f64, v1: f64):
+    v2 = fmul v0, v0
+    v3 = fsub v2, v0
+    v4 = fdiv v3, v1
+    v5 = fadd v4, v1
+    return v5
+}
+)";
+    x64::Settings avx = x64::Settings::baseline();
+    avx.has_avx = true;
+    const std::string with = vcode_of(text, avx);
+    EXPECT_NE(with.find("vfalu f0, f0 -> f2\n"), std::string::npos) << with;
+    EXPECT_NE(with.find("vfalu f2, f0 -> f3\n"), std::string::npos) << with;
+    EXPECT_EQ(with.find("reuse0"), std::string::npos) << with;
+    const std::string without = vcode_of(text, x64::Settings::baseline());
+    EXPECT_EQ(without.find("vfalu"), std::string::npos) << without;
+    EXPECT_NE(without.find("falu f0, f0 -> f2:reuse0\n"), std::string::npos) << without;
+}
+
+TEST(X64EncoderTest, VexThreeOperandScalarFormsDecodeAsWritten) {
+    // enc::vex_rrr against the disassembler, for every operation and width
+    // and registers on both sides of 8 in each position (two-byte VEX when
+    // src2 < 8, three-byte otherwise).
+    const char* names[] = {"add", "sub", "mul", "div"};
+    const uint8_t ops[] = {0x58, 0x5C, 0x59, 0x5E};
+    const uint8_t regs[] = {0, 3, 7, 8, 12, 15};
+    for (int size : {4, 8}) {
+        for (int k = 0; k < 4; ++k) {
+            for (uint8_t d : regs) {
+                for (uint8_t a : regs) {
+                    for (uint8_t b : regs) {
+                        uint8_t buf[8];
+                        const uint8_t* end = x64::enc::vex_rrr(buf, size == 4 ? 2 : 3, ops[k], d, a, b);
+                        EXPECT_EQ(static_cast<size_t>(end - buf), b < 8 ? 4u : 5u);
+                        std::string text = tools::disassemble_x64(buf, static_cast<size_t>(end - buf), 0);
+                        const std::string want = std::string("v") + names[k] + (size == 4 ? "ss" : "sd") + " xmm" +
+                                                 std::to_string(d) + ", xmm" + std::to_string(a) + ", xmm" +
+                                                 std::to_string(b);
+                        EXPECT_NE(text.find(want + "\n"), std::string::npos) << want << "\n" << text;
+                    }
+                }
+            }
+        }
+    }
 }
 
 TEST(X64EmitTest, AJumpToALoneReturnReturnsInPlaceAndNoFrameMeansNoRspRestore) {

@@ -981,6 +981,12 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         put(enc::sse_rr(at(), pfx, kOp[static_cast<uint8_t>(op)], r(2), r(1)));
         return;
     }
+    case Op::VFAlu: {
+        // vaddss/sd, vsubss/sd, vmulss/sd, vdivss/sd: d = u0 op u1.
+        static constexpr uint8_t kOp[] = {0x58, 0x5C, 0x59, 0x5E};
+        put(enc::vex_rrr(at(), size == 4 ? 2 : 3, kOp[m.sub], r(2), r(0), r(1)));
+        return;
+    }
     case Op::FCmp: put(enc::sse_rr(at(), size == 4 ? 0 : 0x66, 0x2E, r(0), r(1))); return;  // ucomiss / ucomisd
     case Op::Ret: epilogue(); return;
     case Op::Jmp: {

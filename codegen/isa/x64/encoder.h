@@ -268,6 +268,23 @@ inline uint8_t* sse_rr(uint8_t* p, uint8_t pfx, uint8_t op, uint8_t dst, uint8_t
     *p++ = op;
     return detail::modrm_reg(p, dst, src);
 }
+/// Scalar AVX with three registers, `dst = src1 op src2` (VEX.LIG.W0, 0F
+/// map; `pp` 1 = 66, 2 = F3, 3 = F2): the two-byte VEX when src2 needs no
+/// extension bit, else the three-byte one.
+inline uint8_t* vex_rrr(uint8_t* p, uint8_t pp, uint8_t op, uint8_t dst, uint8_t src1, uint8_t src2) {
+    const uint8_t r_bar = dst < 8 ? 0x80 : 0;
+    const uint8_t vvvv_bar = static_cast<uint8_t>((~src1 & 15) << 3);
+    if (src2 < 8) {
+        *p++ = 0xC5;
+        *p++ = static_cast<uint8_t>(r_bar | vvvv_bar | pp);
+    } else {
+        *p++ = 0xC4;
+        *p++ = static_cast<uint8_t>(r_bar | 0x40 | 0x01);  // X not set, B set (inverted: 0), map 0F
+        *p++ = static_cast<uint8_t>(vvvv_bar | pp);
+    }
+    *p++ = op;
+    return detail::modrm_reg(p, dst, src2);
+}
 inline uint8_t* sse_rm(uint8_t* p, uint8_t pfx, uint8_t op, uint8_t reg, const Mem& m) {
     if (pfx) *p++ = pfx;
     p = detail::prefix(p, 4, reg, detail::mem_x(m), m.base, false);

@@ -1265,6 +1265,13 @@ void Lowerer::lower_float_binary(Inst inst, const InstructionData& d) {
             set_mem(m, *fl);
             return;
         }
+        if (settings_.has_avx) {
+            // Three operands: x stays where it is when it is read again.
+            MInst& m = emit(Op::VFAlu, {Operand::use(use(x)), Operand::use(use(y)), Operand::def(out)});
+            m.sub = static_cast<uint8_t>(op);
+            m.size = static_cast<uint8_t>(size);
+            return;
+        }
         falu(op, size, use(x), use(y), out);
         return;
     }

@@ -15,6 +15,7 @@ Settings Settings::host() {
     s.has_sse41 = cpu.hasFeature(F::kSSE4_1);
     s.has_fma = cpu.hasFeature(F::kFMA);
     s.has_movbe = cpu.hasFeature(F::kMOVBE);
+    s.has_avx = cpu.hasFeature(F::kAVX);
     return s;
 }
 

@@ -12,6 +12,7 @@ struct Settings {
     bool has_sse41 = false;   // roundss/roundsd
     bool has_fma = false;     // vfmadd213ss/sd
     bool has_movbe = false;
+    bool has_avx = false;     // VEX three-operand scalar float forms
 
     /// The features of the CPU this process runs on.
     static Settings host();
