@@ -155,7 +155,9 @@ struct Context::Impl {
     std::vector<uint32_t> spill_slot;  // per vreg with an interval (kNone until it gets one)
     std::vector<uint32_t> hint_vreg, hint_pos;
 
-    // Live-in vregs (without block parameters) per block, CSR.
+    // Live-in vregs (without block parameters) per block, CSR, made from
+    // livein_pairs by build_livein_lists only when resolution needs them
+    // (the scan split an interval).
     std::vector<uint32_t> livein_begin, livein;
 
     // Registers.
@@ -237,6 +239,8 @@ std::string check_machine_env(const MachineEnv& env);
 std::string validate_cfg(const Function& f);
 
 std::string build_liveness(Context::Impl& s);
+/// Live-in lists per block (livein_begin, livein) from livein_pairs.
+void build_livein_lists(Context::Impl& s);
 /// The scan's tables that liveness leaves to be made on first need: spill
 /// weights (use_weight), next_must and the split-position table (rmq).
 void build_scan_tables(Context::Impl& s);

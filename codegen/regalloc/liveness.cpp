@@ -227,6 +227,17 @@ void build_scan_tables(Context::Impl& s) {
     s.scan_tables_ready = true;
 }
 
+void build_livein_lists(Context::Impl& s) {
+    const uint32_t nb = s.func->num_blocks();
+    s.livein_begin.assign(nb + 1, 0);
+    for (auto [b, v] : s.livein_pairs) ++s.livein_begin[b + 1];
+    for (uint32_t b = 0; b < nb; ++b) s.livein_begin[b + 1] += s.livein_begin[b];
+    s.livein.resize(s.livein_pairs.size());
+    std::vector<uint32_t>& fill = s.work;
+    fill.assign(s.livein_begin.begin(), s.livein_begin.end() - 1);
+    for (auto [b, v] : s.livein_pairs) s.livein[fill[b]++] = v;
+}
+
 std::string build_liveness(Context::Impl& s) {
     const Function& f = *s.func;
     std::string err = validate_env(*s.env, s);
@@ -649,13 +660,8 @@ std::string build_liveness(Context::Impl& s) {
     }
     range_begin[nv] = nr;
 
-    // Live-in lists per block.
-    s.livein_begin.assign(nb + 1, 0);
-    for (auto [b, v] : s.livein_pairs) ++s.livein_begin[b + 1];
-    for (uint32_t b = 0; b < nb; ++b) s.livein_begin[b + 1] += s.livein_begin[b];
-    s.livein.resize(s.livein_pairs.size());
-    fill.assign(s.livein_begin.begin(), s.livein_begin.end() - 1);
-    for (auto [b, v] : s.livein_pairs) s.livein[fill[b]++] = v;
+    // (The live-in lists per block are made from livein_pairs by
+    // build_livein_lists, when resolution needs them.)
 
     // --- Fixed ranges: sorted, touching ranges of one owner merged. ---
     for (unsigned c = 0; c < kNumRegClasses; ++c) {

@@ -241,10 +241,12 @@ void Resolver::edge_moves(Cursor from_cursor, Cursor to_cursor) {
             const ProgPoint point = at_pred_end ? ProgPoint::before(term) : ProgPoint::before(f_.block_insts_begin[t]);
             const uint32_t key = point_key(point, at_pred_end ? kPhaseEdgeOut : kPhaseEdgeIn);
             const uint32_t to_pos = s_.block_start(t);
-            for (uint32_t k = s_.livein_begin[t]; !kOnePiece && k < s_.livein_begin[t + 1]; ++k) {
-                const uint32_t v = s_.livein[k];
-                add_own(key, v, from_cursor.at(v, from_pos), to_cursor.at(v, to_pos),
-                        s_.intervals[s_.first_interval[v]].cls);
+            if constexpr (!kOnePiece) {  // (the live-in lists are made only for this path)
+                for (uint32_t k = s_.livein_begin[t]; k < s_.livein_begin[t + 1]; ++k) {
+                    const uint32_t v = s_.livein[k];
+                    add_own(key, v, from_cursor.at(v, from_pos), to_cursor.at(v, to_pos),
+                            s_.intervals[s_.first_interval[v]].cls);
+                }
             }
             for (uint32_t k = 0; k < f_.params_begin[t + 1] - f_.params_begin[t]; ++k) {
                 const VReg p = f_.params[f_.params_begin[t] + k];
@@ -304,6 +306,7 @@ void Resolver::run(Output& out) {
     } else {
         // Cursors start at each vreg's first piece (read only for vregs
         // that have one).
+        build_livein_lists(s_);
         const uint32_t nv = f_.num_vregs;
         s_.op_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
         s_.edge_piece.assign(s_.first_interval.begin(), s_.first_interval.begin() + nv);
