@@ -241,7 +241,10 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
     KnownAnalyses known;
     // One scan of the caller's function serves may_change and the run on
     // the copy (which has the same blocks).
-    const uint8_t needs = impl_->optimizer ? scan_pass_needs(func) : 0;
+    uint8_t needs = impl_->optimizer ? scan_pass_needs(func) : 0;
+    // A call links by the declared name: a call to the IR's own name is a
+    // self-call (tail-accumulate's kSelfCall) only when the two agree.
+    if ((needs & pass_needs::kSelfCall) && name_key(func.name) != f.name) needs &= ~pass_needs::kSelfCall;
     if (impl_->optimizer && impl_->optimizer->may_change(needs)) {
         impl_->scratch = func;
         if (auto e = impl_->optimizer->run(impl_->scratch, needs))

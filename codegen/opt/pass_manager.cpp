@@ -343,7 +343,9 @@ std::optional<std::string> PassManager::run(Function& func, uint8_t present) {
             if (!r.error.empty()) return "pass " + std::string(pass->name) + ": " + r.error;
         }
         if (r.changed) {
-            present = scan_pass_needs(func);
+            // No pass adds declarations, so kSelfCall stays as the caller
+            // gave it (the JIT withholds it when the names disagree).
+            present = scan_pass_needs(func) & (present | ~pass_needs::kSelfCall);
             PropertySet lost = PropertySet::closure(pass->invalidated);
             lost.insert(Property::Verified);
             ctx_.invalidate(lost);

@@ -46,10 +46,9 @@
 // that the loop passes see the new loop.
 //
 // A self-call is recognized by name: the IR's `fnN = %f(...)` inside
-// `function %f` calls the function being compiled. An embedder that
-// defines a function under one name and gives its IR another (JITModule
-// links by the declared name) must not make a call to the IR name mean
-// another function.
+// `function %f` calls the function being compiled. JITModule links by the
+// declared name, so it withholds pass_needs::kSelfCall when the declared
+// name and the IR's name differ.
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/machinst/isa.h"
+#include "codegen/opt/pipeline.h"
 #include "jit/jit_module.h"
 #include "jit/trap_registry.h"
 #include "tools/filetest.h"
@@ -146,6 +147,52 @@ block3:
         }
     }
     EXPECT_EQ(print_function(*f), before);
+}
+
+// Calls link by the declared name. A function declared as %sum whose IR
+// is named %fib calls the module's %fib, not itself: at opt_level speed
+// tail-accumulate must not turn those calls into its own loop.
+TEST(JitModuleTest, OptLevelSpeedKeepsCallsToTheIrNameWhenDeclaredUnderAnother) {
+    auto callee = parse_one(R"(
+function %fib(i64) -> i64 system_v {
+block0(v0: i64):
+    v1 = iconst.i64 100
+    v2 = iadd v0, v1
+    return v2
+})");
+    auto caller = parse_one(R"(
+function %fib(i64) -> i64 system_v {
+    fn0 = %fib(i64) -> i64 system_v
+block0(v0: i64):
+    v1 = iconst.i64 2
+    v2 = icmp slt v0, v1
+    brif v2, block2(v0), block1
+block1:
+    v3 = iconst.i64 1
+    v4 = isub v0, v3
+    v5 = call fn0(v4)
+    v6 = isub v0, v1
+    v7 = call fn0(v6)
+    v8 = iadd v5, v7
+    jump block2(v8)
+block2(v9: i64):
+    return v9
+})");
+    for (OptLevel level : {OptLevel::None, OptLevel::Speed}) {
+        JITBuilder b = checked();
+        b.opt_level(level).verify_passes(true);
+        JITModule jit(std::move(b));
+        define(jit, *callee);
+        auto sum = jit.declare_function("sum", Linkage::Export, caller->signature);
+        ASSERT_TRUE(sum.ok());
+        auto err = jit.define_function(sum.value(), *caller);
+        ASSERT_FALSE(err.has_value()) << err->message;
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        auto* fn = jit.get_function<int64_t(int64_t)>(sum.value());
+        EXPECT_EQ(fn(5), 104 + 103) << opt_level_name(level);
+        EXPECT_EQ(fn(1), 1) << opt_level_name(level);
+        EXPECT_EQ(fn(10), 109 + 108) << opt_level_name(level);
+    }
 }
 
 // An irreducible function has no natural loops for the pipeline: at

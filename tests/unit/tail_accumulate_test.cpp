@@ -262,5 +262,31 @@ TEST(TailAccumulateTest, GeneratedShapesKeepTheirResults) {
     std::printf("%u rewritten (%u rotated), %u kept, %u trapping runs\n", rewritten, rotations, kept, traps);
 }
 
+// The JIT withholds kSelfCall when a function's declared name is not its IR
+// name (a call to the IR name is then another function). A pass that
+// changes the function before tail-accumulate makes the manager scan the
+// needs again; the scan must not give kSelfCall back.
+TEST(TailAccumulateTest, AWithheldSelfCallNeedStaysWithheldAfterAnEarlierPass) {
+    auto calls_in = [](const Function& f) {
+        const std::string text = print_function(f);
+        size_t n = 0;
+        for (size_t at = text.find("= call fn"); at != std::string::npos; at = text.find("= call fn", at + 1)) ++n;
+        return n;
+    };
+    for (bool withheld : {false, true}) {
+        Function fib = fib_kernel();
+        ASSERT_EQ(calls_in(fib), 2u);
+        PassManagerOptions o;
+        o.verify_each = true;
+        PassManager pm(o);
+        ASSERT_FALSE(pm.add_pipeline("split-entry,tail-accumulate").has_value());
+        uint8_t present = scan_pass_needs(fib);
+        if (withheld) present &= ~pass_needs::kSelfCall;
+        const auto err = pm.run(fib, present);
+        ASSERT_FALSE(err.has_value()) << *err;
+        EXPECT_EQ(calls_in(fib), withheld ? 2u : 1u) << print_function(fib);
+    }
+}
+
 }  // namespace
 }  // namespace heron
