@@ -3,6 +3,8 @@
 // rows and predecessor rows. Linear in blocks plus edges.
 #include "codegen/analysis/cfg.h"
 
+#include <algorithm>
+
 namespace heron {
 
 namespace {
@@ -69,6 +71,22 @@ void ControlFlowGraph::bypass_removed(std::span<const uint32_t> target) {
     }
     edges_.resize(kept);
     build_rows(nb);
+}
+
+void ControlFlowGraph::split_edges(Block fresh, Inst jump, Block target, std::span<const Inst> sources,
+                                   const Layout& layout) {
+    HERON_ASSERT(valid_ && "split_edges: no graph to update");
+    // A source's edge into `target` now goes to `fresh`, in its place (the
+    // branch's destination order is unchanged); `fresh`'s own edge goes
+    // where its place in the layout puts it: before the edges of the first
+    // block after it.
+    size_t at = edges_.size();
+    for (size_t i = 0; i < edges_.size(); ++i) {
+        Edge& e = edges_[i];
+        if (at == edges_.size() && layout.block_before(fresh, e.from)) at = i;
+        if (e.to == target && std::find(sources.begin(), sources.end(), e.inst) != sources.end()) e.to = fresh;
+    }
+    edges_.insert(edges_.begin() + static_cast<std::ptrdiff_t>(at), Edge{fresh, jump, target});
 }
 
 void ControlFlowGraph::build_rows(uint32_t nb) {

@@ -59,6 +59,17 @@ public:
     /// computation, without reading the IR.
     static constexpr uint32_t kNoTarget = ~0u;
     void bypass_removed(std::span<const uint32_t> target);
+    /// The update after loop-form split edges into a new block: `fresh`,
+    /// now in `layout` and ending in `jump` to `target`, took every
+    /// destination naming `target` of the branches `sources`. Patches the
+    /// edge list of the last computation (without reading the IR beyond
+    /// the layout order); the rows are left as they were, stale for
+    /// `target`, `fresh` and the sources, until rebuild_rows(), so that
+    /// several splits cost one rebuild.
+    void split_edges(Block fresh, Inst jump, Block target, std::span<const Inst> sources, const Layout& layout);
+    /// Lays the rows out again from the edge list (after split_edges):
+    /// the graph is then what compute() gives. `num_blocks`: the DFG's.
+    void rebuild_rows(uint32_t num_blocks) { build_rows(num_blocks); }
 
     /// Blocks that can branch to `b`, each with its branch instruction.
     /// Empty for blocks not in the layout or unknown to the graph.

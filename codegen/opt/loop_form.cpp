@@ -6,13 +6,19 @@
 //      redirected to a new block placed just before the header;
 //   2. latches: the back edges of a header with several latch blocks are
 //      redirected to a new block placed after the last latch;
-//   3. (the CFG recomputed, the new blocks noted in the loop analysis)
+//   3. (the CFG brought up to date, the new blocks noted in the loop
+//      analysis)
 //      dedicated exits, block by block: a block E with
 //      an exiting predecessor whose predecessors do not all share one
 //      innermost loop gets one new block per innermost source loop;
 //   4. (when any block was added) the new blocks of step 3 noted too, the
-//      CFG and dominator tree recomputed and the loops' rows refreshed
-//      (PassContext::keep_loop_nest): the loop tree is the old one.
+//      CFG brought up to date, the dominator tree recomputed and the loops'
+//      rows refreshed (PassContext::keep_loop_nest): the loop tree is the
+//      old one.
+//
+// The CFG is never read from the function again: every split patches the
+// context's edge list (PassContext::note_split) and the rows are laid out
+// again from it where the steps above need them.
 //
 // Steps 0-2 touch, for each loop, only the branches into its header, so one
 // loop's edits never change another loop's entering or back edges: the
@@ -33,8 +39,8 @@ namespace {
 
 class LoopFormer {
 public:
-    LoopFormer(Function& func, LoopFormStats& stats, LoopFormScratch& s)
-        : func_(func), dfg_(func.dfg), stats_(stats), dests_(s.dests), args_(s.args), fwd_(s.fwd),
+    LoopFormer(Function& func, PassContext& ctx, LoopFormStats& stats, LoopFormScratch& s)
+        : func_(func), dfg_(func.dfg), ctx_(ctx), stats_(stats), dests_(s.dests), args_(s.args), fwd_(s.fwd),
           differs_(s.differs) {}
 
     /// Removes invariant header parameters of every loop, inner loops
@@ -43,7 +49,7 @@ public:
     bool remove_invariant_params(const ControlFlowGraph& cfg, Block header);
     /// Redirects every destination of `branches` that targets `target` to a
     /// new block, which jumps to `target`. Placed after `after`, or before
-    /// `target` when `after` is none.
+    /// `target` when `after` is none. The context's CFG notes the split.
     Block split_edges(Block target, const std::vector<Inst>& branches, std::optional<Block> after);
     /// Appends each new block to `added` with its innermost loop.
     void dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit,
@@ -56,6 +62,7 @@ private:
 
     Function& func_;
     DataFlowGraph& dfg_;
+    PassContext& ctx_;
     LoopFormStats& stats_;
     std::vector<BlockCall*>& dests_;
     std::vector<Value>& args_;
@@ -153,6 +160,7 @@ Block LoopFormer::split_edges(Block target, const std::vector<Inst>& branches, s
     FuncCursor cur(func_);
     cur.at_bottom(fresh);
     cur.ins().jump(target, std::span<const Value>(fwd_));
+    ctx_.note_split(fresh, target, branches);
     return fresh;
 }
 
@@ -205,7 +213,7 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
         return false;
     }
     LoopFormScratch& scratch = ctx.scratch().loop_form;
-    LoopFormer former(func, stats, scratch);
+    LoopFormer former(func, ctx, stats, scratch);
     former.remove_invariant_params(ctx.cfg(), *loops);
 
     std::vector<Inst>& branches = scratch.branches;
@@ -243,8 +251,8 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     // the new blocks noted in them answer that, without a new dominator
     // tree and loop rows (which the edits below would make stale again
     // anyway). At the end the loop nest is kept (new blocks change no
-    // loop's membership of the old ones): the context recomputes the CFG
-    // and dominator tree and refreshes the loops' rows.
+    // loop's membership of the old ones): the context brings the CFG up
+    // to date, recomputes the dominator tree and refreshes the loops' rows.
     const bool cfg_changed = !added.empty();
     if (cfg_changed) {
         LoopAnalysis& patched = ctx.recompute_cfg_keep_loops();

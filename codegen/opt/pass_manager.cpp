@@ -51,6 +51,7 @@ std::string PropertySet::to_string() const {
 void PassContext::bind(Function& func) {
     func_ = &func;
     valid_ = {};
+    cfg_state_ = CfgState::FromFunction;
     loop_error_.reset();
     for (uint32_t& c : computations_) c = 0;
 }
@@ -99,10 +100,27 @@ const CountedLoops* PassContext::counted_loops(std::optional<LoopError>* error) 
 
 LoopAnalysis& PassContext::recompute_cfg_keep_loops() {
     HERON_ASSERT(valid_.contains(Property::LoopsValid) && !loop_error_ && "recompute_cfg_keep_loops: no loops");
-    cfg_.compute(*func_);
-    ++computations_[static_cast<unsigned>(Property::CfgValid)];
+    update_cfg();
     valid_ = {Property::CfgValid};
     return loops_;
+}
+
+void PassContext::note_split(Block fresh, Block target, std::span<const Inst> sources) {
+    HERON_ASSERT(valid_.contains(Property::CfgValid) && "note_split: the CFG was not current");
+    cfg_.split_edges(fresh, *func_->layout.last_inst(fresh), target, sources, func_->layout);
+    cfg_state_ = CfgState::Patched;
+}
+
+void PassContext::update_cfg() {
+    switch (cfg_state_) {
+    case CfgState::FromFunction:
+        cfg_.compute(*func_);
+        ++computations_[static_cast<unsigned>(Property::CfgValid)];
+        break;
+    case CfgState::Patched: cfg_.rebuild_rows(func_->dfg.num_blocks()); break;
+    case CfgState::Current: break;
+    }
+    cfg_state_ = CfgState::Current;
 }
 
 LoopAnalysis& PassContext::loops_to_patch() {
@@ -112,8 +130,8 @@ LoopAnalysis& PassContext::loops_to_patch() {
 
 void PassContext::keep_loop_nest() {
     HERON_ASSERT(loops_.is_valid() && !loop_error_ && "keep_loop_nest: no loops");
-    cfg_.compute(*func_);
-    ++computations_[static_cast<unsigned>(Property::CfgValid)];
+    update_cfg();
+    cfg_state_ = CfgState::FromFunction;
     domtree_.compute(*func_, cfg_);
     ++computations_[static_cast<unsigned>(Property::DomTreeValid)];
     loops_.refresh_rows(*func_, cfg_, domtree_);
@@ -134,6 +152,7 @@ void PassContext::bypass_removed_blocks(std::span<const uint32_t> target) {
 
 void PassContext::invalidate(PropertySet s) {
     valid_.erase(PropertySet::closure(s));
+    if (!valid_.contains(Property::CfgValid)) cfg_state_ = CfgState::FromFunction;
 }
 
 // --- the check of kept analyses --------------------------------------------------------

@@ -97,12 +97,21 @@ public:
     /// Counted-loop recognition over loops(); null when irreducible.
     const CountedLoops* counted_loops(std::optional<LoopError>* error = nullptr);
 
+    /// For loop-form, after each edge split: `fresh`, ending in a jump to
+    /// `target`, took the destinations naming `target` of the branches
+    /// `sources`. The cached CFG (which must be current before the split)
+    /// patches its edge list (ControlFlowGraph::split_edges), so that
+    /// recompute_cfg_keep_loops() and keep_loop_nest() lay out its rows
+    /// again instead of reading the function. Its rows are stale until then.
+    void note_split(Block fresh, Block target, std::span<const Inst> sources);
     /// For a pass that splits edges into new blocks and then needs the new
-    /// CFG with the loop membership it knew (loop-form): recomputes the CFG
-    /// alone and returns the cached loops (which must be valid) for the pass
-    /// to patch with LoopAnalysis::note_new_block. The context then holds
-    /// only CfgValid: the dominator tree and the loops are no longer
-    /// current until the pass calls keep_loop_nest().
+    /// CFG with the loop membership it knew (loop-form): brings the CFG up
+    /// to date (from the noted splits, else recomputed) and returns the
+    /// cached loops (which must be valid) for the pass to patch with
+    /// LoopAnalysis::note_new_block. The context then holds only CfgValid:
+    /// the dominator tree and the loops are no longer current until the
+    /// pass calls keep_loop_nest(). Until then every edit of an edge must
+    /// be a split noted with note_split().
     LoopAnalysis& recompute_cfg_keep_loops();
     /// The cached loops (which must have been computed, reducible) for a
     /// pass to note the blocks it adds (LoopAnalysis::note_new_block)
@@ -110,9 +119,9 @@ public:
     LoopAnalysis& loops_to_patch();
     /// For a pass that edited edges but not which blocks form which loop
     /// (loop-form, its new blocks noted in loops_to_patch(); count-down):
-    /// recomputes the CFG and the dominator tree and refreshes the loops'
-    /// rows (LoopAnalysis::refresh_rows) instead of finding the loops
-    /// again. The context then holds CfgValid, DomTreeValid and LoopsValid;
+    /// recomputes the CFG (or, after note_split, lays out its rows again)
+    /// and the dominator tree and refreshes the loops' rows
+    /// (LoopAnalysis::refresh_rows) instead of finding the loops again. The context then holds CfgValid, DomTreeValid and LoopsValid;
     /// the counted loops are dropped.
     void keep_loop_nest();
 
@@ -154,6 +163,9 @@ public:
     uint32_t computations(Property p) const { return computations_[static_cast<unsigned>(p)]; }
 
 private:
+    /// The CFG made current by keep_loop_nest and recompute_cfg_keep_loops.
+    void update_cfg();
+
     Function* func_ = nullptr;
     ControlFlowGraph cfg_;
     DominatorTree domtree_;
@@ -164,6 +176,11 @@ private:
     std::vector<uint8_t> removed_;  // bypass_removed_blocks scratch
     PassScratch scratch_;
     PropertySet valid_;
+    // How update_cfg brings the cached CFG up to date: recomputed from the
+    // function; rows laid out again from the edge list note_split patched;
+    // nothing (current since recompute_cfg_keep_loops, no split since).
+    enum class CfgState : uint8_t { FromFunction, Patched, Current };
+    CfgState cfg_state_ = CfgState::FromFunction;
     uint32_t computations_[kNumProperties] = {};
 };
 

@@ -68,12 +68,22 @@ struct TailAccumulateScratch {
     std::vector<Value> vals, args, head_args, map, to_body, body_vals, xargs;
 };
 
+/// split-entry (split_entry.cpp): by value, the parameter that replaces
+/// an entry value (invalid: none; all invalid between calls); the region
+/// dominated by a successor; the entry values it reads.
+struct SplitEntryScratch {
+    std::vector<Value> split;
+    std::vector<Block> region;
+    std::vector<Value> read;
+};
+
 struct PassScratch {
     LoopFormScratch loop_form;
     CountDownScratch count_down;
     LicmScratch licm;
     ForwardScratch forward_blocks;
     TailAccumulateScratch tail_accumulate;
+    SplitEntryScratch split_entry;
 };
 
 }  // namespace heron

@@ -39,8 +39,13 @@ uint32_t split_entry_values(Function& func, PassContext& ctx) {
     const ControlFlowGraph& cfg = ctx.cfg();
     const DominatorTree& dt = ctx.domtree();
     // By value index: the parameter of S that replaces it (invalid: none).
-    std::vector<Value> split(dfg.num_values());
-    std::vector<Block> region;
+    // The scratch table is all invalid between calls (each call resets the
+    // entries it set); it only grows here.
+    SplitEntryScratch& scratch = ctx.scratch().split_entry;
+    std::vector<Value>& split = scratch.split;
+    if (split.size() < dfg.num_values()) split.resize(dfg.num_values());
+    std::vector<Block>& region = scratch.region;
+    std::vector<Value>& read = scratch.read;
     uint32_t added = 0;
     const std::span<BlockCall> dests = dfg.branch_destinations_mut(*term);
     for (unsigned k = 0; k < 2; ++k) {
@@ -55,7 +60,7 @@ uint32_t split_entry_values(Function& func, PassContext& ctx) {
         }
         if (!calls) continue;
         // The entry's values read in the region, in the order first read.
-        std::vector<Value> read;
+        read.clear();
         for (Block b : region) {
             for (auto i = func.layout.first_inst(b); i; i = func.layout.next_inst(*i)) {
                 dfg.for_each_inst_value(*i, [&](Value& v) {
