@@ -98,29 +98,46 @@ void DominatorTree::remove_blocks(std::span<const uint8_t> removed) {
 void DominatorTree::depth_first_search(const Function& func, const ControlFlowGraph& cfg) {
     auto entry = func.layout.entry_block();
     if (!entry || entry->index() >= nodes_.size()) return;
-    // Each frame: a block and the index of the next successor to look at.
-    auto visit = [this](Block b, uint32_t parent) {
-        nodes_[b.index()].dfs = static_cast<uint32_t>(block_.size()) + 1;
-        block_.push_back(b);
-        parent_.push_back(parent);
-        stack_.push_back({b.index(), 0});
+    // Every table sized for all blocks up front (at most one frame per
+    // reachable block), then cut to the reachable ones: no growth checks
+    // in the walk. A frame holds its block's preorder number and the
+    // successors it has yet to look at.
+    const size_t nb = nodes_.size();
+    block_.resize(nb);
+    parent_.resize(nb);
+    rpo_.resize(nb);
+    dfs_stack_.resize(nb);
+    Node* const nodes = nodes_.data();
+    Block* const block = block_.data();
+    uint32_t* const parent = parent_.data();
+    DfsFrame* const stack = dfs_stack_.data();
+    uint32_t n = 0;
+    uint32_t post = 0;
+    size_t depth = 0;
+    auto visit = [&](Block b, uint32_t p) {
+        nodes[b.index()].dfs = n + 1;
+        block[n] = b;
+        parent[n] = p;
+        const std::span<const Block> succs = cfg.successors(b);
+        stack[depth++] = DfsFrame{succs.data(), succs.data() + succs.size(), n};
+        ++n;
     };
     visit(*entry, 0);
-    while (!stack_.empty()) {
-        const Block b(stack_.back().first);
-        const uint32_t next = stack_.back().second;
-        auto succs = cfg.successors(b);
-        if (next < succs.size()) {
-            stack_.back().second = next + 1;
-            Block s = succs[next];
-            if (nodes_[s.index()].dfs == 0) visit(s, nodes_[b.index()].dfs - 1);
+    while (depth != 0) {
+        DfsFrame& f = stack[depth - 1];
+        if (f.next != f.end) {
+            const Block s = *f.next++;
+            if (nodes[s.index()].dfs == 0) visit(s, f.pre);  // writes stack[depth]: f stays put
             continue;
         }
-        stack_.pop_back();
-        rpo_.push_back(b);  // postorder; reversed below
+        rpo_[post++] = block[f.pre];  // postorder; reversed below
+        --depth;
     }
+    block_.resize(n);
+    parent_.resize(n);
+    rpo_.resize(n);
     std::reverse(rpo_.begin(), rpo_.end());
-    for (uint32_t i = 0; i < rpo_.size(); ++i) nodes_[rpo_[i].index()].rpo = i;
+    for (uint32_t i = 0; i < n; ++i) nodes[rpo_[i].index()].rpo = i;
 }
 
 void DominatorTree::compute_semidominators(const ControlFlowGraph& cfg) {

@@ -11,6 +11,7 @@
 #include "codegen/opt/count_down.h"
 
 #include <bit>
+#include <utility>
 #include <vector>
 
 #include "codegen/ir/cursor.h"
@@ -77,7 +78,7 @@ private:
     }
 
     void note_users(Inst i) {
-        dfg_.for_each_inst_value(i, [&](Value v) {
+        std::as_const(dfg_).for_each_inst_value(i, [&](Value v) {
             v = resolve(v);
             if (v.index() < uses_.size()) ++uses_[v.index()];
             if (v.index() < slot_.size() && slot_[v.index()] != kNone) users_[slot_[v.index()]].push_back(i);

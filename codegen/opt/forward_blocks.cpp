@@ -1,6 +1,7 @@
 // Forwarding-block removal: see forward_blocks.h.
 #include "codegen/opt/forward_blocks.h"
 
+#include <utility>
 #include <vector>
 
 #include "codegen/analysis/cfg.h"
@@ -81,14 +82,18 @@ private:
     void find_params_used_elsewhere() {
         for (Block b : func_.layout.blocks()) {
             for (Inst i : func_.layout.block_insts(b)) {
-                dfg_.for_each_inst_value(i, [&](Value v) {
-                    const ValueDef def = dfg_.value_def(dfg_.resolve_aliases(v));
+                std::as_const(dfg_).for_each_inst_value(i, [&](Value v) {
+                    const ValueDef def = dfg_.value_def(resolve(v));
                     if (!def.is_param() || def.block() == b) return;
                     if (def.block().index() < jump_of_.size()) jump_of_[def.block().index()] = Inst();
                 });
             }
         }
     }
+
+    // Most values are no alias: one inline test before the call (the
+    // parameter check walks every operand of the function).
+    Value resolve(Value v) const { return dfg_.value_is_alias(v) ? dfg_.resolve_aliases(v) : v; }
 
     Inst forwarding_jump(Block b) const { return b.index() < jump_of_.size() ? jump_of_[b.index()] : Inst(); }
 
@@ -103,7 +108,7 @@ private:
             const BlockCall& next = dfg_.branch_destinations(jump)[0];
             mapped_.clear();
             for (Value v : next.args(dfg_.value_lists)) {
-                v = dfg_.resolve_aliases(v);
+                v = resolve(v);
                 const ValueDef def = dfg_.value_def(v);
                 mapped_.push_back(def.is_param() && def.block() == to ? args_[def.num] : v);
             }

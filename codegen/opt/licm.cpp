@@ -22,6 +22,7 @@
 #include "codegen/opt/licm.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "codegen/opt/effects.h"
@@ -60,7 +61,7 @@ private:
         if (!effects_of(d.opcode).movable()) return 0;
         uint32_t keep = 0;  // depth of the deepest loop on l's chain holding an operand
         const uint32_t depth = loops_.loop_depth(l);
-        func_.dfg.for_each_inst_value(i, [&](Value v) {
+        std::as_const(func_.dfg).for_each_inst_value(i, [&](Value v) {
             if (keep < depth) keep = std::max(keep, chain_depth_holding(l, v));
         });
         // Out of the loops at depths keep+1 .. depth(l): into the preheader
