@@ -22,39 +22,11 @@ PassResult run_loop_form(Function& func, PassContext& ctx) {
     return r;
 }
 
-PassResult run_licm(Function& func, PassContext& ctx) {
+// A pass that returns how many changes it made: changed when any.
+template <uint32_t (*Count)(Function&, PassContext&)>
+PassResult run_counting(Function& func, PassContext& ctx) {
     PassResult r;
-    r.changed = hoist_loop_invariants(func, ctx) > 0;
-    return r;
-}
-
-PassResult run_count_down(Function& func, PassContext& ctx) {
-    PassResult r;
-    r.changed = count_down_loops(func, ctx) > 0;
-    return r;
-}
-
-PassResult run_widen_fill(Function& func, PassContext& ctx) {
-    PassResult r;
-    r.changed = widen_fill_loops(func, ctx) > 0;
-    return r;
-}
-
-PassResult run_forward_blocks(Function& func, PassContext& ctx) {
-    PassResult r;
-    r.changed = remove_forwarding_blocks(func, ctx) > 0;
-    return r;
-}
-
-PassResult run_split_entry(Function& func, PassContext& ctx) {
-    PassResult r;
-    r.changed = split_entry_values(func, ctx) > 0;
-    return r;
-}
-
-PassResult run_tail_accumulate(Function& func, PassContext& ctx) {
-    PassResult r;
-    r.changed = accumulate_tail_calls(func, ctx) > 0;
+    r.changed = Count(func, ctx) > 0;
     return r;
 }
 
@@ -92,34 +64,37 @@ const Pass kPasses[] = {
     // counted loop's bound must be defined outside the loop, which a hoist
     // can make true (PassContext::stale_analysis checks the claim).
     {"licm", "hoists pure loop-invariant instructions into the preheader",
-     {Property::LoopsValid, Property::LoopForm}, {}, {Property::CountedLoopsKnown}, run_licm, pass_needs::kCycle},
+     {Property::LoopsValid, Property::LoopForm}, {}, {Property::CountedLoopsKnown}, run_counting<hoist_loop_invariants>,
+     pass_needs::kCycle},
     // Rewrites the terminators of preheaders, headers and latches; the
     // loops keep their blocks, so the CFG, dominator tree and loops are
     // updated (PassContext::keep_loop_nest), not dropped.
     {"count-down", "counted loops whose counter only counts run a trip counter down to zero (do-while)",
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {},
-     {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured}, run_count_down, pass_needs::kCycle},
+     {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured}, run_counting<count_down_loops>,
+     pass_needs::kCycle},
     // Adds a wide loop (and its exit) in front of each byte-fill loop; the
     // new blocks keep loop form, so LoopForm is produced again.
     {"widen-fill", "loops storing one invariant byte to base+i, i += 1, first store 16 bytes per iteration",
      {Property::LoopsValid, Property::LoopForm, Property::CountedLoopsKnown}, {Property::LoopForm},
-     {Property::CfgValid}, run_widen_fill, pass_needs::kCycle},
+     {Property::CfgValid}, run_counting<widen_fill_loops>, pass_needs::kCycle},
     // Undoes single latches and empty preheaders: the last pass of a
     // pipeline whose loop passes are done. It updates the CFG, dominator
     // tree and loops it finds current (PassContext::bypass_removed_blocks),
     // or drops them itself, so the loops are left for the block order.
     {"forward-blocks", "branches skip blocks that only jump on (their parameters become the edge's arguments)", {},
-     {}, {Property::LoopForm, Property::Structured, Property::CountedLoopsKnown}, run_forward_blocks,
+     {}, {Property::LoopForm, Property::Structured, Property::CountedLoopsKnown},
+     run_counting<remove_forwarding_blocks>,
      pass_needs::kForwarder},
     // Adds block parameters and renames reads: the CFG, dominator tree
     // and loops stay; a counted loop's bound may be renamed.
     {"split-entry", "the entry's values read past a call-free entry's branch become parameters of the block it enters (shrink-wrapping)",
-     {}, {}, {Property::CountedLoopsKnown}, run_split_entry, pass_needs::kEntryBrif},
+     {}, {}, {Property::CountedLoopsKnown}, run_counting<split_entry_values>, pass_needs::kEntryBrif},
     // Adds an entry block (with a copy of the first test and of the base
     // case's return when it can) and turns self-calls into jumps back to
     // the old one: every analysis goes.
     {"tail-accumulate", "self-calls whose results are returned, alone or combined by iadd/imul/band/bor/bxor, become a loop (with an accumulator)",
-     {}, {}, {Property::CfgValid}, run_tail_accumulate, pass_needs::kSelfCall},
+     {}, {}, {Property::CfgValid}, run_counting<accumulate_tail_calls>, pass_needs::kSelfCall},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure, pass_needs::kAnything},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},
