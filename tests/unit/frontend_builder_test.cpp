@@ -12,23 +12,13 @@ namespace {
 using K = FrontendError::Kind;
 using fe_test::incoming;
 
-Signature sig_i32_i32() {
-    Signature s;
-    s.params.push_back(AbiParam(types::I32));
-    s.returns.push_back(AbiParam(types::I32));
-    return s;
-}
-
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(FrontendBuilderTest, BuildsStraightLineFunction) {
-    Function f(ExternalName::testcase("f"), sig_i32_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    fe_test::EntryBuilder t("f", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry;
     EXPECT_TRUE(b.is_pristine());
     Variable x = b.declare_var(types::I32);
     EXPECT_EQ(x.to_string(), "var0");
@@ -49,13 +39,10 @@ TEST(FrontendBuilderTest, BuildsStraightLineFunction) {
 }
 
 TEST(FrontendBuilderTest, InstructionAfterTerminatorIsStickyError) {
-    Function f(ExternalName::testcase("f"), sig_i32_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    fe_test::EntryBuilder t("f", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry;
     b.ins().return_({b.block_params(entry)[0]});
     Value v = b.ins().iconst(types::I32, 3);  // after the terminator
     EXPECT_TRUE(f.dfg.value_is_valid(v)) << "a stand-in value, not a crash";
@@ -73,7 +60,7 @@ TEST(FrontendBuilderTest, InstructionAfterTerminatorIsStickyError) {
 }
 
 TEST(FrontendBuilderTest, VariableErrorsNameVariableAndBlock) {
-    Function f(ExternalName::testcase("f"), sig_i32_i32());
+    Function f(ExternalName::testcase("f"), fe_test::i32_signature(1));
     FunctionBuilderContext ctx;
     FunctionBuilder b(f, ctx);
     Block entry = b.create_block();
@@ -236,14 +223,11 @@ TEST(FrontendBuilderTest, MiscellaneousMisuse) {
 }
 
 TEST(FrontendBuilderTest, UndefinedReadsBecomeZeroAndAreReported) {
-    Function f(ExternalName::testcase("f"), sig_i32_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
+    fe_test::EntryBuilder t("f", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry;
     Block dead = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
     Variable x = b.declare_var(types::I32);
     Variable d = b.declare_var(types::F64);
     Value xv = b.use_var(x);  // never defined
@@ -274,15 +258,12 @@ TEST(FrontendBuilderTest, UndefinedReadsBecomeZeroAndAreReported) {
 TEST(FrontendBuilderTest, BranchToSameBlockTwiceGetsArgumentsOnEveryEdge) {
     // entry: x = p; brif p, join, join   -- both edges of one branch
     // other: x = 5; jump join
-    Function f(ExternalName::testcase("f"), sig_i32_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
+    fe_test::EntryBuilder t("f", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry;
     Block other = b.create_block();
     Block join = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
     Variable x = b.declare_var(types::I32);
     Value p = b.block_params(entry)[0];
     b.def_var(x, p);
@@ -303,15 +284,12 @@ TEST(FrontendBuilderTest, BranchToSameBlockTwiceGetsArgumentsOnEveryEdge) {
 }
 
 TEST(FrontendBuilderTest, BrTableWithRepeatedTargetsIsOnePredecessor) {
-    Function f(ExternalName::testcase("f"), sig_i32_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
+    fe_test::EntryBuilder t("f", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry;
     Block a = b.create_block();
     Block join = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
     Variable x = b.declare_var(types::I32);
     b.def_var(x, b.ins().iconst(types::I32, 10));
     Block entries[] = {join, a, join, join};
@@ -335,7 +313,7 @@ TEST(FrontendBuilderTest, ContextIsReusable) {
     FunctionBuilderContext ctx;
     std::string first;
     for (int round = 0; round < 3; ++round) {
-        Function f(ExternalName::testcase("f"), sig_i32_i32());
+        Function f(ExternalName::testcase("f"), fe_test::i32_signature(1));
         FunctionBuilder b(f, ctx);
         Block entry = b.create_block();
         Block loop = b.create_block();

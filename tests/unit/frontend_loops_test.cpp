@@ -12,13 +12,6 @@
 namespace heron {
 namespace {
 
-Signature i32_to_i32() {
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
-    return sig;
-}
-
 int64_t run(const Function& f, int32_t arg) {
     Interpreter interp;
     DataValue a = DataValue::i32(arg);
@@ -55,14 +48,11 @@ std::vector<Block> succs(const Function& f, Block b) {
 
 // sum = 0; i = 0; while (i < n) { sum += i; i += 1 } return sum
 TEST(FrontendLoopsTest, CountingLoopShapeAndParameters) {
-    Function f(ExternalName::testcase("sum"), i32_to_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
+    fe_test::EntryBuilder t("sum", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
     LoopScopes loops;
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    Block entry = t.entry;
     Variable n = b.declare_var(types::I32), sum = b.declare_var(types::I32), i = b.declare_var(types::I32);
     b.def_var(n, b.block_params(entry)[0]);
     b.def_var(sum, b.ins().iconst(types::I32, 0));
@@ -97,14 +87,11 @@ TEST(FrontendLoopsTest, CountingLoopShapeAndParameters) {
 // The break happens before `sum` changes in the iteration: at the exit
 // only `i` differs between the paths (the test, the break).
 TEST(FrontendLoopsTest, BreakAndContinueRouteThroughLatchAndExit) {
-    Function f(ExternalName::testcase("odd"), i32_to_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
+    fe_test::EntryBuilder t("odd", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
     LoopScopes loops;
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    Block entry = t.entry;
     Variable n = b.declare_var(types::I32), sum = b.declare_var(types::I32), i = b.declare_var(types::I32);
     b.def_var(n, b.block_params(entry)[0]);
     b.def_var(sum, b.ins().iconst(types::I32, 0));
@@ -137,14 +124,11 @@ TEST(FrontendLoopsTest, BreakAndContinueRouteThroughLatchAndExit) {
 
 // for (i = 0; i < n; i++) for (j = 0; ; j++) { if (j == i) break; if (i * j == 12) break outer; count++ }
 TEST(FrontendLoopsTest, NestedLoopsWithBreakOutOfBoth) {
-    Function f(ExternalName::testcase("nest"), i32_to_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
+    fe_test::EntryBuilder t("nest", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
     LoopScopes loops;
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    Block entry = t.entry;
     Variable n = b.declare_var(types::I32), i = b.declare_var(types::I32);
     Variable j = b.declare_var(types::I32), count = b.declare_var(types::I32);
     b.def_var(n, b.block_params(entry)[0]);
@@ -191,14 +175,11 @@ TEST(FrontendLoopsTest, NestedLoopsWithBreakOutOfBoth) {
 
 TEST(FrontendLoopsTest, Misuse) {
     using K = FrontendError::Kind;
-    Function f(ExternalName::testcase("m"), i32_to_i32());
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
+    fe_test::EntryBuilder t("m", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
     LoopScopes loops;
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    Block entry = t.entry;
     auto r1 = loops.break_loop(b);
     ASSERT_FALSE(r1.ok());
     EXPECT_EQ(r1.error().kind, K::LoopMisuse);

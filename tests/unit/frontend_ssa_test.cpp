@@ -156,18 +156,12 @@ TEST(FrontendSsaTest, SeedWalkthroughWithFunctionBuilder) {
 // for `i` only, whatever the seal order.
 TEST(FrontendSsaTest, LoopInvariantVariableGetsNoParameter) {
     for (bool seal_header_early : {false, true}) {
-        Signature sig;
-        sig.params.push_back(AbiParam(types::I32));
-        sig.returns.push_back(AbiParam(types::I32));
-        Function f(ExternalName::testcase("count"), sig);
-        FunctionBuilderContext ctx;
-        FunctionBuilder b(f, ctx);
-        Block entry = b.create_block(), header = b.create_block();
+        fe_test::EntryBuilder t("count", fe_test::i32_signature(1));
+        Function& f = t.f;
+        FunctionBuilder& b = t.b;
+        Block entry = t.entry, header = b.create_block();
         Block body = b.create_block(), exit = b.create_block();
         Variable n = b.declare_var(types::I32), i = b.declare_var(types::I32);
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        b.seal_block(entry);
         b.def_var(n, b.block_params(entry)[0]);
         b.def_var(i, b.ins().iconst(types::I32, 0));
         b.ins().jump(header);
@@ -196,19 +190,13 @@ TEST(FrontendSsaTest, LoopInvariantVariableGetsNoParameter) {
 // outer parameter for an untouched variable only turns out redundant once
 // the inner one is removed (a cascade the local check cannot see).
 TEST(FrontendSsaTest, CascadingRedundantParametersAreRemoved) {
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
-    Function f(ExternalName::testcase("nest"), sig);
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block(), outer = b.create_block(), inner = b.create_block();
+    fe_test::EntryBuilder t("nest", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry, outer = b.create_block(), inner = b.create_block();
     Block inner_body = b.create_block(), outer_latch = b.create_block(), exit = b.create_block();
     Variable k = b.declare_var(types::I32);  // never changes
     Variable i = b.declare_var(types::I32);  // outer counter
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
     b.def_var(k, b.block_params(entry)[0]);
     b.def_var(i, b.ins().iconst(types::I32, 0));
     b.ins().jump(outer);
@@ -244,18 +232,10 @@ TEST(FrontendSsaTest, CascadingRedundantParametersAreRemoved) {
 // end: walked in a loop, not on the native stack.
 TEST(FrontendSsaTest, MillionBlockChainSingleUseAtEnd) {
     constexpr uint32_t kBlocks = 1000000;
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I64));
-    sig.returns.push_back(AbiParam(types::I64));
-    Function f(ExternalName::testcase("chain"), sig);
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    fe_test::EntryBuilder t("chain", fe_test::signature_of(types::I64, 1));
+    FunctionBuilder& b = t.b;
     Variable x = b.declare_var(types::I64);
-    b.def_var(x, b.block_params(entry)[0]);
+    b.def_var(x, t.param());
     for (uint32_t i = 0; i < kBlocks; ++i) {
         Block next = b.create_block();
         b.ins().jump(next);
@@ -263,7 +243,7 @@ TEST(FrontendSsaTest, MillionBlockChainSingleUseAtEnd) {
         b.seal_block(next);
     }
     Value v = b.use_var(x);
-    EXPECT_EQ(v, b.block_params(entry)[0]);
+    EXPECT_EQ(v, t.param());
     b.ins().return_({v});
     ASSERT_TRUE(b.finalize().ok());
 }
@@ -273,18 +253,11 @@ TEST(FrontendSsaTest, MillionBlockChainSingleUseAtEnd) {
 // whole chain.
 TEST(FrontendSsaTest, MillionBlockChainSealedAtTheEnd) {
     constexpr uint32_t kBlocks = 1000000;
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I64));
-    sig.returns.push_back(AbiParam(types::I64));
-    Function f(ExternalName::testcase("chain"), sig);
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
+    fe_test::EntryBuilder t("chain", fe_test::signature_of(types::I64, 1), /*seal=*/false);
+    FunctionBuilder& b = t.b;
     Variable x = b.declare_var(types::I64);
-    b.def_var(x, b.block_params(entry)[0]);
-    Block last = entry;
+    b.def_var(x, t.param());
+    Block last = t.entry;
     for (uint32_t i = 0; i < kBlocks; ++i) {
         last = b.create_block();
         b.ins().jump(last);
@@ -293,9 +266,9 @@ TEST(FrontendSsaTest, MillionBlockChainSealedAtTheEnd) {
     b.ins().return_({b.use_var(x)});
     b.seal_all_blocks();
     ASSERT_TRUE(b.finalize().ok());
-    EXPECT_EQ(f.dfg.num_block_params(last), 0u);
-    Inst ret = *f.layout.last_inst(last);
-    EXPECT_EQ(f.dfg.inst_variable_args(ret)[0], b.block_params(entry)[0]);
+    EXPECT_EQ(t.f.dfg.num_block_params(last), 0u);
+    Inst ret = *t.f.layout.last_inst(last);
+    EXPECT_EQ(t.f.dfg.inst_variable_args(ret)[0], t.param());
 }
 
 // A ladder of half a million rungs (a million blocks), every rung a merge:
@@ -304,18 +277,10 @@ TEST(FrontendSsaTest, MillionBlockChainSealedAtTheEnd) {
 // explicit call stack; every parameter it makes turns out redundant.
 TEST(FrontendSsaTest, MillionBlockLadderOfMerges) {
     constexpr uint32_t kRungs = 500000;
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I64));
-    sig.returns.push_back(AbiParam(types::I64));
-    Function f(ExternalName::testcase("ladder"), sig);
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    fe_test::EntryBuilder t("ladder", fe_test::signature_of(types::I64, 1));
+    FunctionBuilder& b = t.b;
     Variable x = b.declare_var(types::I64);
-    Value p = b.block_params(entry)[0];
+    Value p = t.param();
     b.def_var(x, p);
     for (uint32_t i = 0; i < kRungs; ++i) {
         Block next = b.create_block(), side = b.create_block();
@@ -332,9 +297,7 @@ TEST(FrontendSsaTest, MillionBlockLadderOfMerges) {
     EXPECT_EQ(v, p);
     b.ins().return_({v});
     ASSERT_TRUE(b.finalize().ok());
-    uint32_t params = 0;
-    for (Block blk : f.layout.blocks()) params += f.dfg.num_block_params(blk);
-    EXPECT_EQ(params, 1u) << "only the function's parameter is left";
+    EXPECT_EQ(fe_test::count_params(t.f), 1u) << "only the function's parameter is left";
 }
 
 // A million-block chain whose blocks each have a back edge from the next
@@ -342,18 +305,10 @@ TEST(FrontendSsaTest, MillionBlockLadderOfMerges) {
 // back and forth through cycles of parameters, all of them redundant.
 TEST(FrontendSsaTest, MillionBlockChainWithBackEdges) {
     constexpr uint32_t kBlocks = 1000000;
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
-    Function f(ExternalName::testcase("zigzag"), sig);
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
+    fe_test::EntryBuilder t("zigzag", fe_test::i32_signature(1));
+    FunctionBuilder& b = t.b;
     Variable x = b.declare_var(types::I32);
-    Value p = b.block_params(entry)[0];
+    Value p = t.param();
     b.def_var(x, p);
     std::vector<Block> chain;
     chain.reserve(kBlocks);
@@ -369,28 +324,20 @@ TEST(FrontendSsaTest, MillionBlockChainWithBackEdges) {
     b.ins().return_({v});
     b.seal_all_blocks();
     ASSERT_TRUE(b.finalize().ok());
-    Inst ret = *f.layout.last_inst(chain.back());
-    EXPECT_EQ(f.dfg.inst_variable_args(ret)[0], p);
-    EXPECT_EQ(trivial_params(f), "");
-    uint32_t params = 0;
-    for (Block blk : f.layout.blocks()) params += f.dfg.num_block_params(blk);
-    EXPECT_EQ(params, 1u);
+    Inst ret = *t.f.layout.last_inst(chain.back());
+    EXPECT_EQ(t.f.dfg.inst_variable_args(ret)[0], p);
+    EXPECT_EQ(trivial_params(t.f), "");
+    EXPECT_EQ(fe_test::count_params(t.f), 1u);
 }
 
 // A variable read on a path where it was never written: the zero goes to
 // the entry block and the read is reported as undefined, not unreachable.
 TEST(FrontendSsaTest, UndefinedOnOnePathMergesWithZero) {
-    Signature sig;
-    sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
-    Function f(ExternalName::testcase("half"), sig);
-    FunctionBuilderContext ctx;
-    FunctionBuilder b(f, ctx);
-    Block entry = b.create_block(), then = b.create_block(), join = b.create_block();
+    fe_test::EntryBuilder t("half", fe_test::i32_signature(1));
+    Function& f = t.f;
+    FunctionBuilder& b = t.b;
+    Block entry = t.entry, then = b.create_block(), join = b.create_block();
     Variable x = b.declare_var(types::I32);
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
     b.ins().brif(b.block_params(entry)[0], then, join);
     b.switch_to_block(then);
     b.seal_block(then);
@@ -497,17 +444,11 @@ TEST(FrontendSsaTest, IrreducibleLoop) {
         return x * 1000 + i + n;
     };
     for (bool late : {false, true}) {
-        Signature sig;
-        sig.params.push_back(AbiParam(types::I32));
-        sig.returns.push_back(AbiParam(types::I32));
-        Function f(ExternalName::testcase("irr"), sig);
-        FunctionBuilderContext ctx;
-        FunctionBuilder b(f, ctx);
-        Block entry = b.create_block(), a = b.create_block(), bb = b.create_block(), exit = b.create_block();
+        fe_test::EntryBuilder t("irr", fe_test::i32_signature(1));
+        Function& f = t.f;
+        FunctionBuilder& b = t.b;
+        Block entry = t.entry, a = b.create_block(), bb = b.create_block(), exit = b.create_block();
         Variable x = b.declare_var(types::I32), i = b.declare_var(types::I32), k = b.declare_var(types::I32);
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        b.seal_block(entry);
         Value n = b.block_params(entry)[0];
         b.def_var(x, b.ins().iconst(types::I32, 0));
         b.def_var(i, b.ins().iconst(types::I32, 0));

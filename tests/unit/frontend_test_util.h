@@ -80,13 +80,40 @@ void close_loop(FunctionBuilder& b, Block latch, Block header, Block exit, Seala
     b.switch_to_block(exit);
 }
 
-/// A signature of `params` i32 parameters returning one i32.
-inline Signature i32_signature(int params) {
+/// A signature of `params` parameters of type `ty` returning one `ty`.
+inline Signature signature_of(Type ty, int params) {
     Signature sig;
-    for (int i = 0; i < params; ++i) sig.params.push_back(AbiParam(types::I32));
-    sig.returns.push_back(AbiParam(types::I32));
+    for (int i = 0; i < params; ++i) sig.params.push_back(AbiParam(ty));
+    sig.returns.push_back(AbiParam(ty));
     return sig;
 }
+
+/// A signature of `params` i32 parameters returning one i32.
+inline Signature i32_signature(int params) { return signature_of(types::I32, params); }
+
+/// The start most builder tests share: a function named `name` of `sig`, a
+/// context and a builder over them, and the entry block (made first, so it
+/// is block0), given the function's parameters and switched to; sealed
+/// unless `seal` is false.
+class EntryBuilder {
+public:
+    EntryBuilder(const char* name, const Signature& sig, bool seal = true)
+        : f(ExternalName::testcase(name), sig), b(f, ctx), entry(b.create_block()) {
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        if (seal) b.seal_block(entry);
+    }
+    EntryBuilder(const EntryBuilder&) = delete;
+    EntryBuilder& operator=(const EntryBuilder&) = delete;
+
+    /// Parameter `i` of the entry block.
+    Value param(uint32_t i = 0) { return b.block_params(entry)[i]; }
+
+    Function f;
+    FunctionBuilderContext ctx;
+    FunctionBuilder b;
+    Block entry;
+};
 
 /// Number of block parameters in the layout.
 inline uint32_t count_params(const Function& f) {
