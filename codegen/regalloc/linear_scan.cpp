@@ -543,24 +543,27 @@ std::string Scan::run() {
     s_.num_splits = 0;
     s_.unhandled.clear();
     // Intervals are created in vreg order; order them by start (ties by
-    // id), as keys start << 32 | id. Vregs are mostly numbered in layout
-    // order, so an insertion sort of the keys usually moves few: it is
-    // tried first, and given up for a counting sort by instruction (then
-    // an insertion sort within each instruction; linear) once it has moved
-    // two keys per interval.
+    // id), as keys start << 32 | id. An insertion sort of the keys does it
+    // for a few intervals, and for many when vregs are numbered nearly in
+    // layout order (it moves few keys then): it is given up for a counting
+    // sort by instruction (then an insertion sort within each instruction;
+    // linear) once it has moved two keys per interval. Between the two, the
+    // counting sort is cheaper (measured on the kernels, whose vregs are
+    // not in layout order): the insertion sort stops at the first move.
     auto& order = s_.initial_order;
     const uint32_t n = static_cast<uint32_t>(iv_.size());
     order.resize(n);
     uint64_t* keys = order.data();
     for (uint32_t id = 0; id < n; ++id) keys[id] = uint64_t{iv_[id].start} << 32 | id;
-    uint64_t budget = 2 * uint64_t{n};
-    for (uint32_t k = 1; k < n && budget > 0; ++k) {
+    uint64_t budget = n <= 32 ? uint64_t{n} * n : n >= 512 ? 2 * uint64_t{n} : 0;
+    bool sorted = true;
+    for (uint32_t k = 1; k < n && sorted; ++k) {
         const uint64_t x = keys[k];
         uint32_t j = k;
-        for (; j > 0 && keys[j - 1] > x && budget > 0; --j, --budget) keys[j] = keys[j - 1];
+        for (; j > 0 && keys[j - 1] > x && (sorted = budget > 0); --j, --budget) keys[j] = keys[j - 1];
         keys[j] = x;
     }
-    if (budget == 0) {
+    if (!sorted) {
         auto& count = s_.work;
         const uint32_t ni = s_.func->num_insts();
         count.assign(ni + 1, 0);
