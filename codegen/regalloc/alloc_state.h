@@ -88,6 +88,7 @@ struct FixedRange {
 struct Interval {
     uint32_t vreg = kNone;
     RegClass cls = RegClass::Int;
+    bool hinted = false;  // some use of the vreg names a register (UsePos::hint); split pieces keep it
     uint32_t start = 0, end = 0;
     uint32_t range_begin = 0, range_end = 0;
     uint32_t use_begin = 0, use_end = 0;
@@ -175,6 +176,9 @@ struct Context::Impl {
     std::vector<std::pair<uint32_t, uint32_t>> livein_pairs;
     std::vector<Range> tmp_ranges;
     std::vector<uint32_t> vreg_class;  // per defined vreg: its RegClass
+    // Bit v: a use position of vreg v names a register (UsePos::hint).
+    // (Bits in words, like inst_special: a byte store may alias anything.)
+    std::vector<uint64_t> vreg_hinted;
 
     // Split-position choice: sparse table of the shallowest block (latest on
     // ties) over block ranges (made by build_scan_tables).
@@ -182,7 +186,7 @@ struct Context::Impl {
     uint32_t rmq_levels = 0;
 
     // Linear scan.
-    std::vector<uint32_t> initial_order;  // one interval per vreg, by start
+    std::vector<uint64_t> initial_order;  // one interval per vreg: start << 32 | id, in that order
     std::vector<std::pair<uint32_t, uint32_t>> unhandled;  // min-heap of (start, interval) of split pieces
     uint32_t active[kNumPRegs] = {};
     std::vector<uint32_t> inactive[kNumPRegs];

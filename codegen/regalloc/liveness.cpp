@@ -140,6 +140,7 @@ std::string count_operands(Context::Impl& s) {
     s.def_pos.assign(nv, kNone);
     s.def_block.resize(nv);  // read only for defined vregs
     s.raw_uses.assign(nv, 0);
+    s.vreg_hinted.assign((nv + 63) / 64, 0);  // bits set by the use-position walk
     s.vreg_class.resize(nv);  // read only for defined vregs
     s.use_begin.assign(nv + 1, 0);
     // Hints are read and written only for defined vregs: each gets kNone at
@@ -333,6 +334,7 @@ std::string build_liveness(Context::Impl& s) {
     uint32_t* remat_inst = s.remat_inst.data();
     uint32_t* inst_block_w = s.inst_block.data();
     uint64_t* inst_special = s.inst_special.data();
+    uint64_t* hinted = s.vreg_hinted.data();
     const uint8_t* inst_flags = f.flags.data();
     const PReg* scratch = s.env->scratch;
     // Records v's single definition; false if it has one already (every
@@ -456,6 +458,7 @@ std::string build_liveness(Context::Impl& s) {
                             reused |= ops[o2].constraint == Constraint::Reuse && ops[o2].aux == o - ob;
                     if (op.constraint == Constraint::Fixed) {
                         u = {pos_before(i), pos_before(i) + 1, 0, hint, 0};
+                        hinted[op.vreg.index() / 64] |= uint64_t{1} << (op.vreg.index() % 64);
                         reserve(op.fixed_reg(), pos_before(i), op.pos == OperandPos::Early ? pos_late(i) : pos_after(i),
                                 op.vreg.index());
                     } else if (reused) {
@@ -467,13 +470,16 @@ std::string build_liveness(Context::Impl& s) {
                     }
                 } else if (op.constraint == Constraint::Reuse) {
                     const Operand& in = ops[ob + op.aux];
-                    if (in.constraint == Constraint::Fixed)
+                    if (in.constraint == Constraint::Fixed) {
                         u = {pos_late(i), pos_after(i) + 1, 0, in.aux, kUseDef};
-                    else
+                        hinted[op.vreg.index() / 64] |= uint64_t{1} << (op.vreg.index() % 64);
+                    } else {
                         u = {pos_early(i), pos_late(i) + 1, 1, kNoHint, kUseDef};
+                    }
                 } else if (op.constraint == Constraint::Fixed) {
                     const uint32_t p = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
                     u = {p, pos_after(i) + 1, 0, hint, kUseDef};
+                    hinted[op.vreg.index() / 64] |= uint64_t{1} << (op.vreg.index() % 64);
                 } else {
                     const uint32_t p = op.pos == OperandPos::Early ? pos_early(i) : pos_late(i);
                     u = {p, pos_late(i) + 1, must, kNoHint, kUseDef};
@@ -648,6 +654,7 @@ std::string build_liveness(Context::Impl& s) {
         Interval it;
         it.vreg = v;
         it.cls = static_cast<RegClass>(vclass[v]);
+        it.hinted = (hinted[v / 64] >> (v % 64)) & 1;
         it.start = ranges[rb].from;
         it.end = ranges[re - 1].to;
         it.range_begin = it.cursor = rb;
