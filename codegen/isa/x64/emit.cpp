@@ -16,6 +16,7 @@
 #include <asmjit/x86.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -146,10 +147,11 @@ private:
         return a_._bufferPtr;
     }
     [[gnu::always_inline]] void put(uint8_t* end) {
-        if (grow_failed_) return;
+        if (grow_failed_) [[unlikely]] return;
         a_._bufferPtr = end;
-        const size_t n = static_cast<size_t>(end - a_._bufferData);
-        if (n > text_->_size) text_->_size = n;
+        // The code only grows (relax_block_jumps aside), so the buffer's
+        // size is where the assembler is.
+        text_->_size = static_cast<size_t>(end - a_._bufferData);
     }
     /// Grows the buffer by at least 16 bytes; false (and an error) when it
     /// cannot: the bytes then go to scratch_ and emission fails.
@@ -258,18 +260,19 @@ bool Emitter::grow() {
 }
 
 void Emitter::layout_frame() {
-    // Callee-saved registers the allocation uses: a mask of the integer
-    // registers (PReg indices below 64) that allocations and edit
-    // destinations name, gathered without a branch per allocation.
-    auto int_reg_bit = [](const Allocation& a) {
-        const uint64_t is_int_reg = a.kind == Allocation::Kind::Reg && a.index < ra::kMaxRegsPerClass;
-        return is_int_reg << (a.index % ra::kMaxRegsPerClass);
+    // Callee-saved registers the allocation uses: per PReg index (both
+    // classes), whether an allocation or an edit destination names it,
+    // marked without a branch per allocation (one store each; the last
+    // entry takes every allocation that is not a register).
+    constexpr uint32_t kNotReg = 2 * ra::kMaxRegsPerClass;
+    std::array<uint8_t, kNotReg + 1> named{};
+    auto mark = [&](const Allocation& a) {
+        named[a.kind == Allocation::Kind::Reg ? a.index % kNotReg : kNotReg] = 1;
     };
-    uint64_t used = 0;
-    for (const Allocation& a : al_.allocs) used |= int_reg_bit(a);
-    for (const ra::Edit& e : al_.edits) used |= int_reg_bit(e.to);
+    for (const Allocation& a : al_.allocs) mark(a);
+    for (const ra::Edit& e : al_.edits) mark(e.to);
     for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
-        if ((used >> r) & 1) saved_.push_back(r);
+        if (named[r]) saved_.push_back(r);
     }
     // For shrink-wrapping (runs_without_frame): no operand or edit can
     // need the frame when no callee-saved register is written (an edit
