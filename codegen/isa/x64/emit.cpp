@@ -182,8 +182,8 @@ private:
     /// Whether block `b` is a `ret` alone, with no edit of the allocator
     /// before or after it: a jump there can be the return itself.
     bool is_lone_return(uint32_t b) const;
-    [[gnu::always_inline]] void emit_edit(const ra::Edit& e);
-    [[gnu::always_inline]] void emit_inst(uint32_t i, uint32_t next_block);
+    [[gnu::always_inline]] inline void emit_edit(const ra::Edit& e);
+    [[gnu::always_inline]] inline void emit_inst(uint32_t i, uint32_t next_block);
     /// The first edit at or after program point `point`, searching from
     /// edit `from` on when every edit before it is earlier (blocks come
     /// mostly in instruction order), else from the start.
