@@ -1218,7 +1218,10 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
 void Emitter::compute_forwarding() {
     // EmitterBase::compute_forwarding, with the edits around each block of
     // one jump found by one walk along them (the blocks' instructions come
-    // in increasing order) instead of a binary search per block.
+    // in increasing order) instead of a binary search per block. An edge
+    // block is one jump to its successor (LowerBase::lower_blocks), so its
+    // instruction is not read: in a large function that read would miss
+    // the cache for most blocks.
     const ra::Function& f = rf();
     const uint32_t nb = f.num_blocks();
     std::vector<uint32_t>& next = st_.next;
@@ -1229,9 +1232,11 @@ void Emitter::compute_forwarding() {
     for (uint32_t b = 0; b < nb; ++b) {
         const uint32_t first = f.block_insts_begin[b];
         next[b] = b;
-        if (b == 0 || f.block_insts_begin[b + 1] != first + 1 || vc_.insts[first].op != Op::Jmp) continue;
+        if (b == 0 || f.block_insts_begin[b + 1] != first + 1) continue;
+        const bool edge = vc_.block_ir[b] == ~0u;
+        if (!edge && vc_.insts[first].op != Op::Jmp) continue;
         while (e < ne && edits[e].point.inst() < first) ++e;
-        if (e == ne || edits[e].point.inst() != first) next[b] = vc_.insts[first].aux;
+        if (e == ne || edits[e].point.inst() != first) next[b] = edge ? f.succs[f.succs_begin[b]] : vc_.insts[first].aux;
     }
     forward_.resize(nb + 1);
     for (uint32_t b = 0; b < nb; ++b) {
