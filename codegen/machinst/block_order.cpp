@@ -20,6 +20,10 @@ void BlockOrder::compute_reverse_postorder(const Function& f) {
     rpo_.clear();
     rpo_dests_.clear();
     dfs_.clear();
+    // At most one entry per block each: no regrowth on a first compile.
+    rpo_.reserve(dfg.num_blocks());
+    rpo_dests_.reserve(dfg.num_blocks());
+    dfs_.reserve(dfg.num_blocks());
     has_cycle_ = false;
     auto enter = [&](Block b) {
         mark_[b.index()] = 1;

@@ -237,9 +237,10 @@ protected:
     // --- emission -------------------------------------------------------------
     // Machine instructions and their operands go into the context's buffers
     // from their ends downward (see the top of this file). An
-    // instruction's operands are written in reverse order, so that
-    // reversing a group's whole operand range puts every instruction's
-    // operands in order. Each operand is written once, then only moved.
+    // instruction's operands are written in order, one chunk per
+    // instruction: a group of one instruction (the usual case) is then in
+    // place as it is, and a larger group reverses its chunks (end_group).
+    // Each operand is written once, then only moved.
     [[gnu::always_inline]] MInstT& emit(OpT op, std::initializer_list<ra::Operand> ops) {
         return push(op, ops.begin(), static_cast<uint32_t>(ops.size()));
     }
@@ -250,7 +251,7 @@ protected:
         if (static_cast<size_t>(ops_cur_ - ops_begin_) < n) [[unlikely]] grow_ops(n);
         if (insts_cur_ == insts_begin_) [[unlikely]] grow_insts();
         ops_cur_ -= n;
-        for (uint32_t k = 0; k < n; ++k) ops_cur_[n - 1 - k] = first[k];
+        for (uint32_t k = 0; k < n; ++k) ops_cur_[k] = first[k];
         *--counts_cur_ = n;
         MInstT* m = ::new (static_cast<void*>(--insts_cur_)) MInstT();
         m->op = op;
@@ -277,11 +278,18 @@ protected:
         return mark();
     }
     void end_group(GroupMark g) {
-        if (num_insts() - g.insts > 1) {
-            std::reverse(insts_cur_, insts_end_ - g.insts);
-            std::reverse(counts_cur_, counts_end() - g.insts);
+        const size_t n = num_insts() - g.insts;
+        if (n <= 1) return;
+        std::reverse(insts_cur_, insts_end_ - g.insts);
+        std::reverse(counts_cur_, counts_end() - g.insts);
+        // The operand chunks in program order: the whole range reversed,
+        // then each chunk back in order.
+        ra::Operand* p = ops_cur_;
+        std::reverse(p, ops_end_ - g.ops);
+        for (size_t k = 0; k < n; ++k) {
+            std::reverse(p, p + counts_cur_[k]);
+            p += counts_cur_[k];
         }
-        std::reverse(ops_cur_, ops_end_ - g.ops);
     }
     /// Moves the instruction pushed last (and its operands) to position `at`
     /// of the current group, before the instructions pushed since.

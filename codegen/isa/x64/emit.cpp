@@ -16,6 +16,8 @@
 #include <asmjit/x86.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cstring>
 #include <optional>
 
@@ -145,10 +147,11 @@ private:
         return a_._bufferPtr;
     }
     [[gnu::always_inline]] void put(uint8_t* end) {
-        if (grow_failed_) return;
+        if (grow_failed_) [[unlikely]] return;
         a_._bufferPtr = end;
-        const size_t n = static_cast<size_t>(end - a_._bufferData);
-        if (n > text_->_size) text_->_size = n;
+        // The code only grows (relax_block_jumps aside), so the buffer's
+        // size is where the assembler is.
+        text_->_size = static_cast<size_t>(end - a_._bufferData);
     }
     /// Grows the buffer by at least 16 bytes; false (and an error) when it
     /// cannot: the bytes then go to scratch_ and emission fails.
@@ -179,8 +182,16 @@ private:
     /// Whether block `b` is a `ret` alone, with no edit of the allocator
     /// before or after it: a jump there can be the return itself.
     bool is_lone_return(uint32_t b) const;
-    void emit_edit(const ra::Edit& e);
-    void emit_inst(uint32_t i, uint32_t next_block);
+    [[gnu::always_inline]] inline void emit_edit(const ra::Edit& e);
+    [[gnu::always_inline]] inline void emit_inst(uint32_t i, uint32_t next_block);
+    /// The first edit at or after program point `point`, searching from
+    /// edit `from` on when every edit before it is earlier (blocks come
+    /// mostly in instruction order), else from the start.
+    size_t first_edit_at(uint32_t point, size_t from) const;
+    /// EmitterBase::emit_block with emit_inst and emit_edit inlined, and
+    /// its first edit found from `edit` on (first_edit_at): block `b`,
+    /// followed in code by `next_block`.
+    void emit_block_code(uint32_t b, uint32_t next_block, size_t& edit);
     [[gnu::noinline]] void emit_inst_asmjit(uint32_t i, const MInst& m);
     /// Jump threading: the block control really goes to when jumping to
     /// `b` (through blocks that hold nothing but a jump).
@@ -249,18 +260,19 @@ bool Emitter::grow() {
 }
 
 void Emitter::layout_frame() {
-    // Callee-saved registers the allocation uses: a mask of the integer
-    // registers (PReg indices below 64) that allocations and edit
-    // destinations name, gathered without a branch per allocation.
-    auto int_reg_bit = [](const Allocation& a) {
-        const uint64_t is_int_reg = a.kind == Allocation::Kind::Reg && a.index < ra::kMaxRegsPerClass;
-        return is_int_reg << (a.index % ra::kMaxRegsPerClass);
+    // Callee-saved registers the allocation uses: per PReg index (both
+    // classes), whether an allocation or an edit destination names it,
+    // marked without a branch per allocation (one store each; the last
+    // entry takes every allocation that is not a register).
+    constexpr uint32_t kNotReg = 2 * ra::kMaxRegsPerClass;
+    std::array<uint8_t, kNotReg + 1> named{};
+    auto mark = [&](const Allocation& a) {
+        named[a.kind == Allocation::Kind::Reg ? a.index % kNotReg : kNotReg] = 1;
     };
-    uint64_t used = 0;
-    for (const Allocation& a : al_.allocs) used |= int_reg_bit(a);
-    for (const ra::Edit& e : al_.edits) used |= int_reg_bit(e.to);
+    for (const Allocation& a : al_.allocs) mark(a);
+    for (const ra::Edit& e : al_.edits) mark(e.to);
     for (uint8_t r : {regs::RBX, regs::R12, regs::R13, regs::R14, regs::R15}) {
-        if ((used >> r) & 1) saved_.push_back(r);
+        if (named[r]) saved_.push_back(r);
     }
     // For shrink-wrapping (runs_without_frame): no operand or edit can
     // need the frame when no callee-saved register is written (an edit
@@ -1204,9 +1216,90 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
 }
 
 void Emitter::compute_forwarding() {
-    EmitterBase::compute_forwarding(
-        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.next, forward_);
-    forward_.back() = kNoBlock;
+    // EmitterBase::compute_forwarding, with the edits around each block of
+    // one jump found by one walk along them (the blocks' instructions come
+    // in increasing order) instead of a binary search per block. An edge
+    // block is one jump to its successor (LowerBase::lower_blocks), so its
+    // instruction is not read: in a large function that read would miss
+    // the cache for most blocks.
+    const ra::Function& f = rf();
+    const uint32_t nb = f.num_blocks();
+    std::vector<uint32_t>& next = st_.next;
+    next.resize(nb);
+    const ra::Edit* edits = al_.edits.data();
+    const size_t ne = al_.edits.size();
+    size_t e = 0;
+    for (uint32_t b = 0; b < nb; ++b) {
+        const uint32_t first = f.block_insts_begin[b];
+        next[b] = b;
+        if (b == 0 || f.block_insts_begin[b + 1] != first + 1) continue;
+        const bool edge = vc_.block_ir[b] == ~0u;
+        if (!edge && vc_.insts[first].op != Op::Jmp) continue;
+        while (e < ne && edits[e].point.inst() < first) ++e;
+        if (e == ne || edits[e].point.inst() != first) next[b] = edge ? f.succs[f.succs_begin[b]] : vc_.insts[first].aux;
+    }
+    forward_.resize(nb + 1);
+    for (uint32_t b = 0; b < nb; ++b) {
+        uint32_t t = b;
+        for (uint32_t steps = 0; steps < nb && next[t] != t; ++steps) t = next[t];
+        forward_[b] = next[t] == t ? t : b;
+    }
+    forward_[nb] = kNoBlock;
+}
+
+size_t Emitter::first_edit_at(uint32_t point, size_t from) const {
+    const auto& edits = al_.edits;
+    auto before = [&](const ra::Edit& x) { return x.point.bits < point; };
+    if (from > edits.size() || (from > 0 && !before(edits[from - 1]))) from = 0;
+    if (from == edits.size() || !before(edits[from])) return from;
+    // Doubling steps forward, then a binary search in the last step.
+    size_t lo = from + 1, step = 1;
+    while (lo + step < edits.size() && before(edits[lo + step - 1])) {
+        lo += step;
+        step *= 2;
+    }
+    const auto hi = edits.begin() + static_cast<ptrdiff_t>(std::min(lo + step, edits.size()));
+    return static_cast<size_t>(std::partition_point(edits.begin() + static_cast<ptrdiff_t>(lo), hi, before) -
+                               edits.begin());
+}
+
+void Emitter::emit_block_code(uint32_t b, uint32_t next_block, size_t& edit) {
+    const ra::Function& rf = vc_.ra;
+    if (vc_.block_ir[b] != ~0u) {
+        // "block<n>", written in place (no temporary strings).
+        char name[16] = {'b', 'l', 'o', 'c', 'k'};
+        const char* end = std::to_chars(name + 5, name + sizeof name, vc_.block_ir[b]).ptr;
+        out_.labels.emplace_back(offset(), std::string_view(name, static_cast<size_t>(end - name)));
+    }
+    const auto& edits = al_.edits;
+    size_t e = edit = first_edit_at(ra::ProgPoint::before(rf.block_insts_begin[b]).bits, edit);
+    // `next`: the point of the next edit (~0u: none left), so that an
+    // instruction without edits costs one comparison on each side.
+    const size_t n = edits.size();
+    uint32_t next = e < n ? edits[e].point.bits : ~0u;
+    uint32_t last_ir = out_.ir_insts.empty() ? ~0u : out_.ir_insts.back().second;
+    const MInst* insts = vc_.insts.data();
+    const ra::Edit* edit_data = edits.data();
+    const uint32_t end = rf.block_insts_begin[b + 1];
+    for (uint32_t i = rf.block_insts_begin[b]; i < end; ++i) {
+        const uint32_t before = ra::ProgPoint::before(i).bits;
+        if (next <= before) {
+            while (e < n && edit_data[e].point.bits < before) ++e;
+            while (e < n && edit_data[e].point.bits == before) emit_edit(edit_data[e++]);
+            next = e < n ? edit_data[e].point.bits : ~0u;
+        }
+        const uint32_t ir = insts[i].ir_inst;
+        if (ir != ~0u && ir != last_ir) {
+            out_.ir_insts.push_back({offset(), ir});
+            last_ir = ir;
+        }
+        emit_inst(i, next_block);
+        if (next == before + 1) {
+            while (e < n && edit_data[e].point.bits == before + 1) emit_edit(edit_data[e++]);
+            next = e < n ? edit_data[e].point.bits : ~0u;
+        }
+    }
+    edit = e;
 }
 
 void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block) {
@@ -1378,8 +1471,7 @@ std::string Emitter::run() {
             frameless_ = wrap_[b] == kFrameless;
             if (wrap_[b] == kPrologue) prologue();
         }
-        emit_block(vc_, al_, b, edit, [&](uint32_t i) { emit_inst(i, next); },
-                   [&](const ra::Edit& e) { emit_edit(e); });
+        emit_block_code(b, next, edit);
     }
     relax_block_jumps();
     emit_trap_stubs([&] { a_.ud2(); });

@@ -17,7 +17,9 @@ public:
 
     std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out,
                         const KnownAnalyses& known) override {
-        vcode_.clear();
+        // No vcode_.clear(): lowering clears what it does not overwrite
+        // (VCodeBase::clear_for_lowering), and the arrays it resizes keep
+        // their elements, so that resizing fills nothing.
         lower_ctx_.known_loops = known.loops;
         std::string err = x64::lower_function(func, settings_, vcode_, lower_ctx_);
         lower_ctx_.known_loops = nullptr;

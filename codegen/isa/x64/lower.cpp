@@ -471,6 +471,9 @@ bool Lowerer::next_read_is_call_or_return(Inst inst, Value v) const {
 }
 
 bool Lowerer::is_later_call_result(Inst inst, Value x, Value y) const {
+    // A call names an external function or a signature (the function
+    // verifies): without either there is none to look for.
+    if (dfg_.ext_funcs.empty() && dfg_.signatures.empty()) return false;
     x = resolved(x);
     y = resolved(y);
     unsigned steps = 0;
