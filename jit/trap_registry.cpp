@@ -401,9 +401,12 @@ TrapRegistry::Range* TrapRegistry::new_range() {
 }
 
 void TrapRegistry::add_range_block() {
-    range_blocks_.push_back(std::make_unique<Range[]>(kRangesPerBlock));
+    // 8, 16, 32, then kRangesPerBlock ranges: a process that installs a
+    // few functions does not construct 64.
+    const size_t n = std::min(kRangesPerBlock, size_t{8} << std::min<size_t>(range_blocks_.size(), 3));
+    range_blocks_.push_back(std::make_unique<Range[]>(n));
     Range* block = range_blocks_.back().get();
-    for (size_t i = kRangesPerBlock; i-- > 0;) free_ranges_.push_back(&block[i]);
+    for (size_t i = n; i-- > 0;) free_ranges_.push_back(&block[i]);
 }
 
 bool TrapRegistry::lookup_raw(uintptr_t pc, RawTrapInfo& out) const noexcept {

@@ -193,8 +193,9 @@ private:
     /// freed (ranges go back to their pool, beyond the spares without
     /// their buffers). Requires `mutex_`.
     void collect();
-    /// A range from the pool (allocated kRangesPerBlock at a time, so that
-    /// a batch of new functions costs a few allocations, not one each).
+    /// A range from the pool (allocated in blocks of up to kRangesPerBlock,
+    /// so that a batch of new functions costs a few allocations, not one
+    /// each).
     /// Requires `mutex_`.
     Range* new_range();
     [[gnu::noinline]] void add_range_block();
