@@ -29,6 +29,13 @@ size_t page_size() {
     return size;
 }
 
+/// log2 of the page size: region bookkeeping divides offsets by it on
+/// every allocate and release.
+unsigned page_shift() {
+    static const unsigned shift = static_cast<unsigned>(__builtin_ctzll(page_size()));
+    return shift;
+}
+
 size_t round_to_pages(size_t n) {
     size_t p = page_size();
     return (n + p - 1) / p * p;
@@ -125,8 +132,8 @@ JitResult<CodeRegion> CodeMemory::allocate_pooled(size_t code_size, const uint8_
     } else {
         std::memset(c.base + offset, kTrapFiller, aligned);
     }
-    const size_t ps = page_size();
-    for (size_t p = offset / ps; p <= (offset + code_size - 1) / ps; ++p) ++c.live[p];
+    const unsigned shift = page_shift();
+    for (size_t p = offset >> shift; p <= (offset + code_size - 1) >> shift; ++p) ++c.live[p];
     ++c.live_regions;
 
     Slot s;
@@ -134,16 +141,17 @@ JitResult<CodeRegion> CodeMemory::allocate_pooled(size_t code_size, const uint8_
     s.base = c.base + offset;
     s.offset = offset;
     s.code_size = code_size;
-    CodeRegion region = add_region(s);
+    const CodeRegion region = add_region(s);
     open_.push_back(region.slot);
     return region;
 }
 
-CodeRegion CodeMemory::add_region(Slot s) {
+CodeRegion CodeMemory::add_region(const Slot& slot) {
+    const uint32_t si = new_slot();
+    Slot& s = slots_[si];
+    s = slot;
     s.id = next_id_++;
     if (next_id_ == 0) next_id_ = 1;
-    const uint32_t si = new_slot();
-    slots_[si] = s;
     ++live_regions_;
     CodeRegion region;
     region.id = s.id;
@@ -355,8 +363,8 @@ std::optional<JitError> CodeMemory::release(const CodeRegion& region) {
         if (munmap(m.base, m.code_pages_bytes + m.rodata_pages_bytes) != 0) return JitError{errno_text("munmap")};
     } else {
         Chunk& c = chunks_[m.chunk];
-        const size_t ps = page_size();
-        for (size_t p = m.offset / ps; p <= (m.offset + m.code_size - 1) / ps; ++p) --c.live[p];
+        const unsigned shift = page_shift();
+        for (size_t p = m.offset >> shift; p <= (m.offset + m.code_size - 1) >> shift; ++p) --c.live[p];
         --c.live_regions;
         if (!m.finalized) {
             // Still writable: leave filler, not dead code, for the seal.

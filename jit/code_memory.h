@@ -147,7 +147,7 @@ private:
     JitResult<CodeRegion> allocate_pooled(size_t code_size, const uint8_t* bytes);
     /// Records `s` (its place and sizes filled in) as a live region with a
     /// new id, and returns the region it describes.
-    CodeRegion add_region(Slot s);
+    CodeRegion add_region(const Slot& s);
     std::optional<JitError> open_window(size_t bytes);
     std::optional<JitError> seal(const Span& span);
     bool in_unsealed_span(uint32_t chunk, size_t page) const;

@@ -303,6 +303,7 @@ std::optional<JitError> JITModule::finalize_definitions() {
     // all with one protection change.
     std::vector<CodeRegion>& regions = m.regions;
     regions.clear();
+    regions.reserve(m.pending.size());
     auto undo = [&] {
         for (const CodeRegion& r : regions) m.memory.release(r);
     };
@@ -340,6 +341,7 @@ std::optional<JitError> JITModule::finalize_definitions() {
     }
     std::vector<TrapRegistry::Update>& updates = m.trap_updates;
     updates.clear();
+    updates.reserve(m.pending.size());
     size_t first_site = 0;
     for (size_t k = 0; k < m.pending.size(); ++k) {
         const Impl::Func& f = m.funcs[m.pending[k]];

@@ -60,10 +60,7 @@ TrapRegistry& TrapRegistry::global() { return g_global.registry; }
 
 TrapRegistry::~TrapRegistry() {
     delete current_.load();
-    for (Leaf* leaf : leaves_) {
-        for (uint32_t i = 0; i < leaf->count; ++i) delete leaf->ranges[i];
-        delete leaf;
-    }
+    for (Leaf* leaf : leaves_) delete leaf;  // the ranges go with range_blocks_
 }
 
 std::optional<JitError> TrapRegistry::register_range(const void* start, size_t size,
@@ -87,7 +84,7 @@ bool TrapRegistry::unregister_range(const void* start) {
     std::lock_guard lock(mutex_);
     const Range* r = remove(reinterpret_cast<uintptr_t>(start));
     if (!r) return false;
-    retired_ranges_.emplace_back(const_cast<Range*>(r));  // every range was made non-const here
+    retired_ranges_.push_back(const_cast<Range*>(r));  // every range was made non-const here
     publish();
     return true;
 }
@@ -97,7 +94,7 @@ std::optional<JitError> TrapRegistry::update(std::span<const Update> updates) {
     auto e = stage_locked(updates);
     if (!e) e = merge_locked();
     if (e) {
-        for (auto& r : staged_) spare_ranges_.push_back(std::move(r));
+        free_ranges_.insert(free_ranges_.end(), staged_.begin(), staged_.end());
         staged_.clear();
         return e;
     }
@@ -109,12 +106,18 @@ std::optional<JitError> TrapRegistry::stage_locked(std::span<const Update> updat
     staged_.clear();
     order_.clear();
     removed_.clear();
+    // One allocation each for a batch larger than any before, not one per
+    // doubling.
+    staged_.reserve(updates.size());
+    order_.reserve(updates.size());
+    removed_.reserve(updates.size());
     for (const Update& u : updates) {
         if (u.old_start) removed_.push_back(reinterpret_cast<uintptr_t>(u.old_start));
         if (!u.start && u.size == 0) continue;
         if (!u.start || u.size == 0)
             return JitError{"trap range of function '" + std::string(u.function) + "' is empty"};
-        std::unique_ptr<Range> range = take_spare(spare_ranges_);
+        Range* range = new_range();
+        staged_.push_back(range);  // back to the pool if the batch fails
         range->start = reinterpret_cast<uintptr_t>(u.start);
         range->end = range->start + u.size;
         range->function.assign(u.function);
@@ -131,8 +134,7 @@ std::optional<JitError> TrapRegistry::stage_locked(std::span<const Update> updat
                 return JitError{"two trap sites at offset " + std::to_string(sorted[i].offset) +
                                 " in function '" + std::string(u.function) + "'"};
         }
-        order_.push_back(static_cast<uint32_t>(staged_.size()));
-        staged_.push_back(std::move(range));
+        order_.push_back(static_cast<uint32_t>(staged_.size() - 1));
     }
     // Batches usually come in address order (one code window): then
     // neither list needs a sort.
@@ -157,16 +159,14 @@ std::optional<JitError> TrapRegistry::merge_locked() {
     replaced_.clear();
     merged_.clear();
     const size_t num_new = order_.size(), num_removed = removed_.size();
+    gone_.reserve(num_removed);
     size_t ins = 0, rem = 0;
     const Range* prev = nullptr;
     bool prev_new = false;
     std::optional<JitError> error;
     // Ranges in the table never overlap: only a new one can (it is named).
     auto check = [&](const Range* r, bool is_new) {
-        if (prev && prev->end > r->start && !error) {
-            const Range& named = is_new ? *r : *prev;
-            error = JitError{"code of function '" + named.function + "' overlaps a registered range"};
-        }
+        if (prev && prev->end > r->start && !error) error = overlap_error(is_new ? *r : *prev);
     };
     auto emit = [&](const Range* r, bool is_new) {
         check(r, is_new);
@@ -255,7 +255,7 @@ std::optional<JitError> TrapRegistry::merge_locked() {
             for (;;) {
                 const Range* old = j < count ? olds[j] : nullptr;
                 const Range* add =
-                    ins < num_new && staged_[order_[ins]]->start < upper ? staged_[order_[ins]].get() : nullptr;
+                    ins < num_new && staged_[order_[ins]]->start < upper ? staged_[order_[ins]] : nullptr;
                 if (!old && !add) break;
                 if (old && (!add || old->start < add->start)) {
                     ++j;
@@ -288,7 +288,7 @@ std::optional<JitError> TrapRegistry::merge_locked() {
                 ++rem;
                 continue;
             }
-            emit(staged_[order_[ins++]].get(), true);
+            emit(staged_[order_[ins++]], true);
         }
         flush();
         if (leaf) replaced_.push_back(leaf);
@@ -300,15 +300,18 @@ std::optional<JitError> TrapRegistry::merge_locked() {
     }
     // The batch holds: the new ranges belong to the table, the replaced
     // leaves and removed ranges wait until no reader can see them.
-    for (std::unique_ptr<Range>& r : staged_) (void)r.release();
     num_ranges_ = num_ranges_ + staged_.size() - gone_.size();
     staged_.clear();
-    for (const Range* r : gone_) retired_ranges_.emplace_back(const_cast<Range*>(r));  // made non-const here
+    for (const Range* r : gone_) retired_ranges_.push_back(const_cast<Range*>(r));  // made non-const here
     for (Leaf* leaf : replaced_) retired_leaves_.emplace_back(leaf);
     replaced_.clear();
     leaves_.swap(next_leaves_);
     publish();
     return std::nullopt;
+}
+
+JitError TrapRegistry::overlap_error(const Range& named) {
+    return JitError{"code of function '" + named.function + "' overlaps a registered range"};
 }
 
 TrapRegistry::Pos TrapRegistry::lower_bound(uintptr_t start) const {
@@ -369,7 +372,8 @@ void TrapRegistry::publish() {
 void TrapRegistry::collect() {
     if (readers_.load() != 0) return;
     // Enough spares for a replacement and a few more, and for a batch of up
-    // to kSpareRanges redefinitions; anything beyond is freed.
+    // to kSpareRanges redefinitions; anything beyond is freed (a range goes
+    // back to the pool without its buffers).
     constexpr size_t kSpareSnapshots = 2, kSpareLeaves = 8, kSpareRanges = 64;
     auto keep = [](auto& retired, auto& spares, size_t limit) {
         for (auto& x : retired) {
@@ -379,7 +383,30 @@ void TrapRegistry::collect() {
     };
     keep(retired_snapshots_, spare_snapshots_, kSpareSnapshots);
     keep(retired_leaves_, spare_leaves_, kSpareLeaves);
-    keep(retired_ranges_, spare_ranges_, kSpareRanges);
+    for (Range* r : retired_ranges_) {
+        if (free_ranges_.size() >= kSpareRanges) {
+            std::string().swap(r->function);
+            std::vector<TrapSite>().swap(r->sites);
+        }
+        free_ranges_.push_back(r);
+    }
+    retired_ranges_.clear();
+}
+
+TrapRegistry::Range* TrapRegistry::new_range() {
+    if (free_ranges_.empty()) add_range_block();
+    Range* r = free_ranges_.back();
+    free_ranges_.pop_back();
+    return r;
+}
+
+void TrapRegistry::add_range_block() {
+    // 8, 16, 32, then kRangesPerBlock ranges: a process that installs a
+    // few functions does not construct 64.
+    const size_t n = std::min(kRangesPerBlock, size_t{8} << std::min<size_t>(range_blocks_.size(), 3));
+    range_blocks_.push_back(std::make_unique<Range[]>(n));
+    Range* block = range_blocks_.back().get();
+    for (size_t i = n; i-- > 0;) free_ranges_.push_back(&block[i]);
 }
 
 bool TrapRegistry::lookup_raw(uintptr_t pc, RawTrapInfo& out) const noexcept {

@@ -172,6 +172,9 @@ private:
     /// overlaps another or one that stays, and publishes; on error nothing
     /// changes. Requires `mutex_`.
     std::optional<JitError> merge_locked();
+    /// merge_locked's error for a new range that overlaps another; out of
+    /// line, so that its test stays inline in the merge.
+    [[gnu::cold, gnu::noinline]] static JitError overlap_error(const Range& named);
     /// The first range whose start is >= `start` (leaf == leaves_.size():
     /// none).
     Pos lower_bound(uintptr_t start) const;
@@ -187,8 +190,15 @@ private:
     /// Once no reader is in flight, what was retired can no longer be seen
     /// by anyone: it goes to the spare lists (a few are kept for the next
     /// updates, so that steady redefinition allocates nothing), the rest is
-    /// freed. Requires `mutex_`.
+    /// freed (ranges go back to their pool, beyond the spares without
+    /// their buffers). Requires `mutex_`.
     void collect();
+    /// A range from the pool (allocated in blocks of up to kRangesPerBlock,
+    /// so that a batch of new functions costs a few allocations, not one
+    /// each).
+    /// Requires `mutex_`.
+    Range* new_range();
+    [[gnu::noinline]] void add_range_block();
     /// The range starting exactly at `start`. Requires `mutex_`.
     const Range* find_range(uintptr_t start) const;
     /// The range containing `pc`. Requires `mutex_`.
@@ -201,12 +211,17 @@ private:
     mutable std::atomic<size_t> readers_{0};
     std::vector<std::unique_ptr<Snapshot>> retired_snapshots_;
     std::vector<std::unique_ptr<Leaf>> retired_leaves_;
-    std::vector<std::unique_ptr<Range>> retired_ranges_;
+    std::vector<Range*> retired_ranges_;
     std::vector<std::unique_ptr<Snapshot>> spare_snapshots_;
     std::vector<std::unique_ptr<Leaf>> spare_leaves_;
-    std::vector<std::unique_ptr<Range>> spare_ranges_;
+    // Every range lives in one of these blocks until the registry goes;
+    // the free ones are listed (collect() decides which keep their
+    // buffers).
+    static constexpr size_t kRangesPerBlock = 64;
+    std::vector<std::unique_ptr<Range[]>> range_blocks_;
+    std::vector<Range*> free_ranges_;
     // Scratch of update(): the batch's new ranges, and its order by start.
-    std::vector<std::unique_ptr<Range>> staged_;
+    std::vector<Range*> staged_;
     std::vector<uint32_t> order_;
     std::vector<uintptr_t> removed_;
     // Scratch of merge_locked(): the new list of leaves, the leaves made for

@@ -450,17 +450,24 @@ void Dominance::compute(const Function& func) {
     list_.resize(edges_.size());
     slot_.assign(begin_.begin(), begin_.end() - 1);
     for (const auto& e : edges_) list_[slot_[e.second]++] = e.first;
-    // Immediate dominators: reverse postorder until nothing changes.
+    // Immediate dominators: reverse postorder until nothing changes. When
+    // the first pass meets no predecessor later in that order (no loop),
+    // every block's predecessors, and their dominators, were final when it
+    // was reached: a second pass would change nothing.
     constexpr uint32_t kNone = UINT32_MAX;
     idom_.assign(n, kNone);
     idom_[n - 1] = n - 1;
-    for (bool changed = true; changed;) {
+    bool retreating = false;  // an edge to a block earlier in reverse postorder
+    for (bool changed = true, first = true; changed; first = false) {
         changed = false;
         for (uint32_t w = n - 1; w-- > 0;) {
             uint32_t d = kNone;
             for (uint32_t k = begin_[w]; k < begin_[w + 1]; ++k) {
                 uint32_t p = list_[k];
-                if (idom_[p] == kNone) continue;  // not reached yet in this order
+                if (idom_[p] == kNone) {  // not reached yet in this order
+                    retreating = true;
+                    continue;
+                }
                 if (d == kNone) {
                     d = p;
                     continue;
@@ -475,6 +482,7 @@ void Dominance::compute(const Function& func) {
                 changed = true;
             }
         }
+        if (first && !retreating) break;
     }
     // Children rows, then the tree's preorder and postorder numbers.
     begin_.assign(n + 1, 0);
@@ -623,20 +631,30 @@ private:
     // --- instructions ----------------------------------------------------------------
     [[gnu::cold]] void report_terminator(Inst inst, Block b, bool terminator);
     void check_inst(Inst inst, Block b, const InstructionData& d, const OpcodeShape& shape);
+    /// What the quick paths read on every instruction of a block, copied
+    /// out of the members once per block: their stores to the use table
+    /// could alias the members (UseInfo holds uint32_t), so read through
+    /// `this` they would be reloaded after every store.
+    struct Here {
+        UseInfo* uses;
+        const ValueData* values;
+        uint32_t num_values, pre, post;
+    };
+    Here here() { return {uses_.data(), values_, num_values_, cur_pre_, cur_post_}; }
     // Inlined into verify_block's loop: one frame for the whole instruction.
     [[gnu::always_inline]] bool quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape,
-                                           std::span<const Value> results);
+                                           std::span<const Value> results, Here h);
     /// quick_inst's result check for the special kinds: one result, this
     /// instruction's own, typed `type`; entered when it is.
-    [[gnu::always_inline]] bool one_result(Inst inst, std::span<const Value> results, Type type) {
+    [[gnu::always_inline]] static bool one_result(Inst inst, std::span<const Value> results, Type type, Here h) {
         if (results.size() != 1) return false;
         const Value v = results[0];
-        if (v.index() >= num_values_) return false;
-        const ValueData& vd = values_[v.index()];
+        if (v.index() >= h.num_values) return false;
+        const ValueData& vd = h.values[v.index()];
         if (vd.kind != ValueDef::Kind::Result || vd.owner != inst.index() || vd.num != 0 || vd.type != type) {
             return false;
         }
-        uses_[v.index()] = UseInfo{type, cur_pre_, cur_post_};
+        h.uses[v.index()] = UseInfo{type, h.pre, h.post};
         return true;
     }
     /// The common case of verify_use, inline: the definition is sound and
@@ -654,7 +672,7 @@ private:
     /// A branch destination as check_use and verify_branch accept it
     /// silently: a block in the layout other than the entry, its arguments
     /// defined and dominating, as many as its parameters and of their types.
-    bool quick_dest(const BlockCall& dest) const {
+    bool quick_dest(const BlockCall& dest, Here h) const {
         if (!dest.is_valid()) return false;
         const ValueListPool& pool = dfg_.value_lists;
         const Block target = dest.block(pool);
@@ -662,30 +680,29 @@ private:
         const auto params = dfg_.block_params(target);
         const auto args = dest.args(pool);
         if (args.size() != params.size()) return false;
-        const UseInfo* const uses = uses_.data();
         for (size_t k = 0; k < args.size(); ++k) {
             const uint32_t v = args[k].index();
             const uint32_t p = params[k].index();
-            if (v >= num_values_ || p >= num_values_) return false;
-            const UseInfo& u = uses[v];
-            if (u.lo > cur_pre_ || cur_post_ > u.hi) return false;
-            if (!u.type.is_valid() || u.type != values_[p].type) return false;
+            if (v >= h.num_values || p >= h.num_values) return false;
+            const UseInfo& u = h.uses[v];
+            if (u.lo > h.pre || h.post > u.hi) return false;
+            if (!u.type.is_valid() || u.type != h.values[p].type) return false;
         }
         return true;
     }
     /// What check_inst and verify_return accept silently for `return`: no
     /// results, the values defined and dominating, as many as the
     /// signature returns and of its types.
-    bool quick_return(const InstructionData& d, std::span<const Value> results) const {
+    bool quick_return(const InstructionData& d, std::span<const Value> results, Here h) const {
         if (!results.empty()) return false;
         const auto vals = list(d.vargs);
         const auto& want = func_.signature.returns;
         if (vals.size() != want.size()) return false;
         for (size_t i = 0; i < vals.size(); ++i) {
             const uint32_t v = vals[i].index();
-            if (v >= num_values_) return false;
-            const UseInfo& u = uses_[v];
-            if (u.lo > cur_pre_ || cur_post_ > u.hi || u.type != want[i].type) return false;
+            if (v >= h.num_values) return false;
+            const UseInfo& u = h.uses[v];
+            if (u.lo > h.pre || h.post > u.hi || u.type != want[i].type) return false;
         }
         return true;
     }
@@ -1059,9 +1076,14 @@ void Verifier::verify_block(Block b) {
     const Inst last = *last_inst;
     uint32_t* const seen = inst_seen_.data();
     const uint32_t stamp = stamp_;
+    // Members the loop reads, as locals (see Here).
+    const Here h = here();
+    const InstructionData* const insts = insts_;
+    const uint32_t num_insts = num_insts_;
+    const bool quick_paths = quick_;
     for (const Inst inst : layout_.block_insts(b)) {
         const uint32_t index = inst.index();
-        if (index >= num_insts_) {
+        if (index >= num_insts) {
             block_error(b, inst.to_string() + " is in the layout of " + b.to_string() + " but does not exist");
             return;
         }
@@ -1074,15 +1096,15 @@ void Verifier::verify_block(Block b) {
             inst_error(inst, inst.to_string() + " is laid out in " + b.to_string() + " but belongs to another block");
             continue;
         }
-        const InstructionData& d = insts_[index];
+        const InstructionData& d = insts[index];
         const OpcodeShape& shape = kOpcodeShapes[static_cast<uint8_t>(d.opcode)];
         const bool terminator = (shape.flags & OpcodeShape::kTerminator) != 0;
         if (terminator != (inst == last)) report_terminator(inst, b, terminator);
         const auto results = dfg_.inst_results(inst);
-        const bool quick = quick_ && (d.opcode == Opcode::Return ? quick_return(d, results)
-                                                                 : (shape.flags & OpcodeShape::kQuick) &&
-                                                                       d.vargs.empty() &&
-                                                                       quick_inst(inst, d, shape, results));
+        const bool quick = quick_paths && (d.opcode == Opcode::Return ? quick_return(d, results, h)
+                                                                      : (shape.flags & OpcodeShape::kQuick) &&
+                                                                            d.vargs.empty() &&
+                                                                            quick_inst(inst, d, shape, results, h));
         if (!quick) check_inst(inst, b, d, shape);
         if (shape.flags & (OpcodeShape::kBranch | OpcodeShape::kCall | OpcodeShape::kReturn)) {
             if ((shape.flags & OpcodeShape::kBranch) && !quick) verify_branch(inst);
@@ -1164,10 +1186,10 @@ void Verifier::check_inst(Inst inst, Block b, const InstructionData& d, const Op
 // know) goes through check_inst, which reports exactly what it always did;
 // so a "no" here is never wrong, only slower.
 inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const OpcodeShape& shape,
-                                 std::span<const Value> results) {
-    UseInfo* const uses = uses_.data();
-    const uint32_t nv = num_values_;
-    const uint32_t pre = cur_pre_, post = cur_post_;
+                                 std::span<const Value> results, const Here h) {
+    UseInfo* const uses = h.uses;
+    const uint32_t nv = h.num_values;
+    const uint32_t pre = h.pre, post = h.post;
     // A use of operand i is fine (check_use's test) when it has a UseInfo
     // whose numbers cover this block's.
     auto operand = [&](unsigned i) -> const UseInfo* {
@@ -1177,11 +1199,11 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
         return u.lo <= pre && post <= u.hi ? &u : nullptr;
     };
     // No two-way flags: verify_typing's endianness check.
-    const bool one_endianness = !(d.flags.has(MemFlags::Big) && d.flags.has(MemFlags::Little));
+    auto one_endianness = [&] { return !(d.flags.has(MemFlags::Big) && d.flags.has(MemFlags::Little)); };
     switch (shape.kind) {
     case QuickKind::General: break;
     case QuickKind::IntConst:
-        return kAnyInt.contains(d.type) && (d.imm & ~d.type.mask()) == 0 && one_result(inst, results, d.type);
+        return kAnyInt.contains(d.type) && (d.imm & ~d.type.mask()) == 0 && one_result(inst, results, d.type, h);
     case QuickKind::Binary:
     case QuickKind::IntBinary:
     case QuickKind::IntCmp: {
@@ -1191,28 +1213,28 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
         const Type t = ua->type;
         const bool ok = shape.uniform.allowed.contains(t) && (!d.type.is_valid() || d.type == t);
         switch (shape.kind) {
-        case QuickKind::Binary: return ok && uc->type == t && one_result(inst, results, t);
-        case QuickKind::IntBinary: return ok && kAnyInt.contains(uc->type) && one_result(inst, results, t);
-        default: return ok && uc->type == t && d.code < kNumIntCC && one_result(inst, results, types::I8);
+        case QuickKind::Binary: return ok && uc->type == t && one_result(inst, results, t, h);
+        case QuickKind::IntBinary: return ok && kAnyInt.contains(uc->type) && one_result(inst, results, t, h);
+        default: return ok && uc->type == t && d.code < kNumIntCC && one_result(inst, results, types::I8, h);
         }
     }
     case QuickKind::Load: {
         const UseInfo* ua = operand(0);
-        return ua && ua->type == types::POINTER && shape.memory.contains(d.type) && one_endianness &&
-               one_result(inst, results, d.type);
+        return ua && ua->type == types::POINTER && shape.memory.contains(d.type) && one_endianness() &&
+               one_result(inst, results, d.type, h);
     }
     case QuickKind::Store: {
         const UseInfo* ua = operand(0);
         const UseInfo* uc = operand(1);
         return ua && uc && shape.memory.contains(ua->type) && uc->type == types::POINTER &&
-               (!d.type.is_valid() || d.type == ua->type) && !d.flags.has(MemFlags::Readonly) && one_endianness &&
+               (!d.type.is_valid() || d.type == ua->type) && !d.flags.has(MemFlags::Readonly) && one_endianness() &&
                results.empty();
     }
-    case QuickKind::Jump: return results.empty() && quick_dest(d.dests[0]);
+    case QuickKind::Jump: return results.empty() && quick_dest(d.dests[0], h);
     case QuickKind::Brif: {
         const UseInfo* ua = operand(0);
         return ua && kAnyInt.contains(ua->type) && (!d.type.is_valid() || d.type == ua->type) && results.empty() &&
-               quick_dest(d.dests[0]) && quick_dest(d.dests[1]);
+               quick_dest(d.dests[0], h) && quick_dest(d.dests[1], h);
     }
     }
     // Operands: check_use's test, and their types.
@@ -1227,7 +1249,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     // Branch destinations: their arguments as operands (check_use), and
     // verify_branch's checks.
     for (unsigned j = 0; j < shape.dests; ++j) {
-        if (!quick_dest(d.dests[j])) return false;
+        if (!quick_dest(d.dests[j], h)) return false;
     }
     // The controlling type (ctrl_type; kQuick: its operand is fixed) and
     // verify_typing's `.T` check.
@@ -1250,7 +1272,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     for (unsigned i = 0; i < nr; ++i) {
         const uint32_t v = results[i].index();
         if (v >= nv) return false;
-        const ValueData& vd = values_[v];
+        const ValueData& vd = h.values[v];
         if (vd.kind != ValueDef::Kind::Result || vd.owner != inst.index() || vd.num != i) return false;
         if (fixed[i].is_valid() && vd.type != fixed[i]) return false;
     }
@@ -1302,7 +1324,7 @@ inline bool Verifier::quick_inst(Inst inst, const InstructionData& d, const Opco
     }
     for (unsigned i = 0; i < nr; ++i) {
         const uint32_t v = results[i].index();
-        uses[v] = UseInfo{values_[v].type, pre, post};
+        uses[v] = UseInfo{h.values[v].type, pre, post};
     }
     return true;
 }

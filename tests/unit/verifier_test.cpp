@@ -1304,6 +1304,43 @@ TEST(VerifierQuickPaths, KeptContextForgetsEarlierFunctions) {
         << format_verifier_errors(fresh);
 }
 
+// The verifier's own dominator tree iterates until nothing changes only
+// when the graph has a loop: here block2 is entered from block1 and (back)
+// from block3, which block0 also enters, and reverse postorder reaches
+// block2 before block3. The first pass sees only block1 as block2's
+// predecessor and takes it for block2's dominator; only the second,
+// which sees block3, finds block0, and the use of block1's v1 in block2 is
+// an error. (A tree from the first pass alone would accept it.)
+TEST(VerifierDominance, LoopEnteredTwiceNeedsTheSecondPass) {
+    constexpr const char* kText = R"(
+function %second_pass(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block3, block1
+block1:
+    v1 = iconst.i32 1
+    jump block2
+block2:
+    v2 = iadd v1, v0
+    brif v2, block3, block4
+block3:
+    jump block2
+block4:
+    return v2
+}
+)";
+    Diagnostics diags;
+    auto funcs = parse_functions(kText, diags);
+    ASSERT_TRUE(diags.empty());
+    ASSERT_EQ(funcs.size(), 1u);
+    VerifierContext quick, full;
+    VerifierErrors errs;
+    EXPECT_FALSE(verify_function(*funcs[0], errs, quick));
+    ASSERT_EQ(errs.size(), 1u) << format_verifier_errors(errs);
+    EXPECT_EQ(errs[0].message, "v1 used in block2 is not dominated by its definition in block1");
+    EXPECT_EQ(errs[0].context, "inst3 (v2 = iadd v1, v0) in block2");
+    same_as_full_checks(*funcs[0], quick, full, "second_pass");
+}
+
 TEST_F(VerifierTest, ErrorsAreAppended) {
     begin({});
     cur.ins().iconst(I32, 0);
