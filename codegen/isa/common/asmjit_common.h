@@ -77,9 +77,9 @@ protected:
     /// Emits the instructions of VCode block `b` with the allocator's edits
     /// around them, recording where each IR instruction's code starts and
     /// the block's label name. Blocks may come in any order (the layout of
-    /// BlockOrder): `edit` is first set to the block's first edit (a binary
-    /// search over the edits, which are sorted by program point), then moves
-    /// forward through the block. `emit_inst(i)` emits instruction i,
+    /// BlockOrder): `edit` is first set to the block's first edit
+    /// (first_edit_at from the previous block's end), then moves forward
+    /// through the block. `emit_inst(i)` emits instruction i,
     /// `emit_edit(e)` an edit. The caller binds the block's label first.
     template <class VCode, class EmitInst, class EmitEdit>
     void emit_block(const VCode& vc, const ra::Output& al, uint32_t b, size_t& edit, EmitInst&& emit_inst,
@@ -92,10 +92,7 @@ protected:
             out_.labels.emplace_back(offset(), std::string_view(name, static_cast<size_t>(end - name)));
         }
         const auto& edits = al.edits;
-        const uint32_t first = ra::ProgPoint::before(rf.block_insts_begin[b]).bits;
-        edit = static_cast<size_t>(std::partition_point(edits.begin(), edits.end(),
-                                                        [&](const ra::Edit& e) { return e.point.bits < first; }) -
-                                   edits.begin());
+        edit = first_edit_at(edits, ra::ProgPoint::before(rf.block_insts_begin[b]).bits, edit);
         // `next`: the point of the next edit (~0u: none left), so that an
         // instruction without edits costs one comparison on each side.
         const size_t n = edits.size();
@@ -128,6 +125,25 @@ protected:
         edit = e;
     }
 
+    /// The first of `edits` (sorted by program point) at or after point
+    /// `point`. Blocks mostly come in instruction order, so the search
+    /// starts at edit `from` when every edit before it is earlier (doubling
+    /// steps forward, then a binary search in the last step), else at the
+    /// start.
+    static size_t first_edit_at(const std::vector<ra::Edit>& edits, uint32_t point, size_t from) {
+        auto before = [&](const ra::Edit& x) { return x.point.bits < point; };
+        if (from > edits.size() || (from > 0 && !before(edits[from - 1]))) from = 0;
+        if (from == edits.size() || !before(edits[from])) return from;
+        size_t lo = from + 1, step = 1;
+        while (lo + step < edits.size() && before(edits[lo + step - 1])) {
+            lo += step;
+            step *= 2;
+        }
+        const auto hi = edits.begin() + static_cast<ptrdiff_t>(std::min(lo + step, edits.size()));
+        return static_cast<size_t>(std::partition_point(edits.begin() + static_cast<ptrdiff_t>(lo), hi, before) -
+                                   edits.begin());
+    }
+
     /// The VCode blocks in code order: the VCode's layout (BlockOrder), or
     /// its own order when it has none (VCode built by hand in tests), made
     /// in `scratch`.
@@ -158,18 +174,27 @@ protected:
     /// forwarded block's code can be left out. `forward` gets one entry
     /// more, ~0u: "the block after the last" matches no target.
     /// `next` is scratch kept by the caller. Only blocks of one jump look
-    /// for edits (a binary search each: the edits are sorted by point).
+    /// for edits, by one walk along them (the blocks' instructions come in
+    /// increasing order). An edge block is one jump to its successor
+    /// (LowerBase::lower_blocks), so its instruction is not read: in a
+    /// large function that read would miss the cache for most blocks.
     template <class VCode, class IsJump>
     static void compute_forwarding(const VCode& vc, const ra::Output& al, IsJump&& is_jump,
                                    std::vector<uint32_t>& next, std::vector<uint32_t>& forward) {
         const ra::Function& rf = vc.ra;
         const uint32_t nb = rf.num_blocks();
         next.resize(nb);
+        const ra::Edit* edits = al.edits.data();
+        const size_t ne = al.edits.size();
+        size_t e = 0;
         for (uint32_t b = 0; b < nb; ++b) {
             const uint32_t first = rf.block_insts_begin[b];
-            const bool forwarder = b != 0 && rf.block_insts_begin[b + 1] == first + 1 && is_jump(vc.insts[first]) &&
-                                   !has_edits(al, first);
-            next[b] = forwarder ? vc.insts[first].aux : b;
+            next[b] = b;
+            if (b == 0 || rf.block_insts_begin[b + 1] != first + 1) continue;
+            const bool edge = vc.block_ir[b] == ~0u;
+            if (!edge && !is_jump(vc.insts[first])) continue;
+            while (e < ne && edits[e].point.inst() < first) ++e;
+            if (e == ne || edits[e].point.inst() != first) next[b] = edge ? rf.succs[rf.succs_begin[b]] : vc.insts[first].aux;
         }
         forward.resize(nb + 1);
         for (uint32_t b = 0; b < nb; ++b) {

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstring>
 #include <optional>
 
@@ -184,14 +183,6 @@ private:
     bool is_lone_return(uint32_t b) const;
     [[gnu::always_inline]] inline void emit_edit(const ra::Edit& e);
     [[gnu::always_inline]] inline void emit_inst(uint32_t i, uint32_t next_block);
-    /// The first edit at or after program point `point`, searching from
-    /// edit `from` on when every edit before it is earlier (blocks come
-    /// mostly in instruction order), else from the start.
-    size_t first_edit_at(uint32_t point, size_t from) const;
-    /// EmitterBase::emit_block with emit_inst and emit_edit inlined, and
-    /// its first edit found from `edit` on (first_edit_at): block `b`,
-    /// followed in code by `next_block`.
-    void emit_block_code(uint32_t b, uint32_t next_block, size_t& edit);
     [[gnu::noinline]] void emit_inst_asmjit(uint32_t i, const MInst& m);
     /// Jump threading: the block control really goes to when jumping to
     /// `b` (through blocks that hold nothing but a jump).
@@ -1216,90 +1207,9 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
 }
 
 void Emitter::compute_forwarding() {
-    // EmitterBase::compute_forwarding, with the edits around each block of
-    // one jump found by one walk along them (the blocks' instructions come
-    // in increasing order) instead of a binary search per block. An edge
-    // block is one jump to its successor (LowerBase::lower_blocks), so its
-    // instruction is not read: in a large function that read would miss
-    // the cache for most blocks.
-    const ra::Function& f = rf();
-    const uint32_t nb = f.num_blocks();
-    std::vector<uint32_t>& next = st_.next;
-    next.resize(nb);
-    const ra::Edit* edits = al_.edits.data();
-    const size_t ne = al_.edits.size();
-    size_t e = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
-        const uint32_t first = f.block_insts_begin[b];
-        next[b] = b;
-        if (b == 0 || f.block_insts_begin[b + 1] != first + 1) continue;
-        const bool edge = vc_.block_ir[b] == ~0u;
-        if (!edge && vc_.insts[first].op != Op::Jmp) continue;
-        while (e < ne && edits[e].point.inst() < first) ++e;
-        if (e == ne || edits[e].point.inst() != first) next[b] = edge ? f.succs[f.succs_begin[b]] : vc_.insts[first].aux;
-    }
-    forward_.resize(nb + 1);
-    for (uint32_t b = 0; b < nb; ++b) {
-        uint32_t t = b;
-        for (uint32_t steps = 0; steps < nb && next[t] != t; ++steps) t = next[t];
-        forward_[b] = next[t] == t ? t : b;
-    }
-    forward_[nb] = kNoBlock;
-}
-
-size_t Emitter::first_edit_at(uint32_t point, size_t from) const {
-    const auto& edits = al_.edits;
-    auto before = [&](const ra::Edit& x) { return x.point.bits < point; };
-    if (from > edits.size() || (from > 0 && !before(edits[from - 1]))) from = 0;
-    if (from == edits.size() || !before(edits[from])) return from;
-    // Doubling steps forward, then a binary search in the last step.
-    size_t lo = from + 1, step = 1;
-    while (lo + step < edits.size() && before(edits[lo + step - 1])) {
-        lo += step;
-        step *= 2;
-    }
-    const auto hi = edits.begin() + static_cast<ptrdiff_t>(std::min(lo + step, edits.size()));
-    return static_cast<size_t>(std::partition_point(edits.begin() + static_cast<ptrdiff_t>(lo), hi, before) -
-                               edits.begin());
-}
-
-void Emitter::emit_block_code(uint32_t b, uint32_t next_block, size_t& edit) {
-    const ra::Function& rf = vc_.ra;
-    if (vc_.block_ir[b] != ~0u) {
-        // "block<n>", written in place (no temporary strings).
-        char name[16] = {'b', 'l', 'o', 'c', 'k'};
-        const char* end = std::to_chars(name + 5, name + sizeof name, vc_.block_ir[b]).ptr;
-        out_.labels.emplace_back(offset(), std::string_view(name, static_cast<size_t>(end - name)));
-    }
-    const auto& edits = al_.edits;
-    size_t e = edit = first_edit_at(ra::ProgPoint::before(rf.block_insts_begin[b]).bits, edit);
-    // `next`: the point of the next edit (~0u: none left), so that an
-    // instruction without edits costs one comparison on each side.
-    const size_t n = edits.size();
-    uint32_t next = e < n ? edits[e].point.bits : ~0u;
-    uint32_t last_ir = out_.ir_insts.empty() ? ~0u : out_.ir_insts.back().second;
-    const MInst* insts = vc_.insts.data();
-    const ra::Edit* edit_data = edits.data();
-    const uint32_t end = rf.block_insts_begin[b + 1];
-    for (uint32_t i = rf.block_insts_begin[b]; i < end; ++i) {
-        const uint32_t before = ra::ProgPoint::before(i).bits;
-        if (next <= before) {
-            while (e < n && edit_data[e].point.bits < before) ++e;
-            while (e < n && edit_data[e].point.bits == before) emit_edit(edit_data[e++]);
-            next = e < n ? edit_data[e].point.bits : ~0u;
-        }
-        const uint32_t ir = insts[i].ir_inst;
-        if (ir != ~0u && ir != last_ir) {
-            out_.ir_insts.push_back({offset(), ir});
-            last_ir = ir;
-        }
-        emit_inst(i, next_block);
-        if (next == before + 1) {
-            while (e < n && edit_data[e].point.bits == before + 1) emit_edit(edit_data[e++]);
-            next = e < n ? edit_data[e].point.bits : ~0u;
-        }
-    }
-    edit = e;
+    EmitterBase::compute_forwarding(
+        vc_, al_, [](const MInst& m) { return m.op == Op::Jmp; }, st_.next, forward_);
+    forward_.back() = kNoBlock;
 }
 
 void Emitter::jump_to_block(std::optional<Cond> cond, uint32_t target, uint32_t next_block) {
@@ -1471,7 +1381,11 @@ std::string Emitter::run() {
             frameless_ = wrap_[b] == kFrameless;
             if (wrap_[b] == kPrologue) prologue();
         }
-        emit_block_code(b, next, edit);
+        // Both inlined into the block loop (a call per instruction costs
+        // ~16 Ir at BM_EndToEnd/1000).
+        emit_block(
+            vc_, al_, b, edit, [&](uint32_t i) __attribute__((always_inline)) { emit_inst(i, next); },
+            [&](const ra::Edit& e) __attribute__((always_inline)) { emit_edit(e); });
     }
     relax_block_jumps();
     emit_trap_stubs([&] { a_.ud2(); });
