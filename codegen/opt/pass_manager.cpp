@@ -345,23 +345,40 @@ std::optional<std::string> PassManager::run(Function& func, uint8_t present) {
     ctx_.bind(func);
     held_ = {};
     skipped_ = 0;
+    repeats_skipped_ = 0;
+    constexpr uint32_t kNotIdle = ~0u;
+    idle_at_.assign(pipeline_.size(), kNotIdle);
+    uint32_t changes = 0;  // passes that changed the function so far
+    // Whether pass `k` already ran with no change on the function as it is.
+    auto is_repeat = [&](size_t k) {
+        for (size_t j = 0; j < k; ++j) {
+            if (pipeline_[j] == pipeline_[k] && idle_at_[j] == changes) return true;
+        }
+        return false;
+    };
     // `present` is recomputed after every pass that changed the function.
     if (options_.verify_each) {
         VerifierErrors errors;
         if (!verify_function(func, errors)) return "input does not verify: " + format_verifier_errors(errors);
         held_.insert(Property::Verified);
     }
-    for (const Pass* pass : pipeline_) {
+    for (size_t k = 0; k < pipeline_.size(); ++k) {
+        const Pass* pass = pipeline_[k];
         PassResult r;
         const bool skip = (present & pass->needs) != pass->needs;
-        if (auto err = ensure(*pass, skip)) return err;
+        const bool repeat = !skip && is_repeat(k);
+        if (auto err = ensure(*pass, skip || repeat)) return err;
         if (skip) {
             ++skipped_;
+        } else if (repeat) {
+            ++repeats_skipped_;
         } else {
             r = pass->run(func, ctx_);
             if (!r.error.empty()) return "pass " + std::string(pass->name) + ": " + r.error;
+            if (!r.changed) idle_at_[k] = changes;
         }
         if (r.changed) {
+            ++changes;
             // No pass adds declarations, so kSelfCall stays as the caller
             // gave it (the JIT withholds it when the names disagree).
             present = scan_pass_needs(func) & (present | ~pass_needs::kSelfCall);

@@ -269,6 +269,13 @@ public:
     PropertySet properties() const { return held_; }
     /// How many passes the last run() skipped for lack of their needs.
     uint32_t skipped() const { return skipped_; }
+    /// How many passes the last run() skipped as repeats: a pass that
+    /// reported no change and meets the same function again (no pass has
+    /// changed it since) would report no change again, so it is not run
+    /// (loop-form's second run at opt_level speed when widen-fill and
+    /// count-down changed nothing). Its analyses are still current: a pass
+    /// without change invalidates nothing.
+    uint32_t repeats_skipped() const { return repeats_skipped_; }
     PassContext& context() { return ctx_; }
     const PassContext& context() const { return ctx_; }
 
@@ -282,6 +289,11 @@ private:
     PassContext ctx_;
     PropertySet held_;
     uint32_t skipped_ = 0;
+    uint32_t repeats_skipped_ = 0;
+    // run() scratch: by pipeline position, the number of changes made
+    // before that pass last reported no change (kNotIdle: it changed the
+    // function, or has not run).
+    std::vector<uint32_t> idle_at_;
 };
 
 }  // namespace heron
