@@ -648,6 +648,25 @@ TEST(PassManagerTest, LoopPassesSkipAcyclicFunctionsWithoutAnalyses) {
     EXPECT_GE(pm.context().computations(Property::LoopsValid), 1u);
 }
 
+TEST(PassManagerTest, RepeatOfAPassThatChangedNothingIsSkipped) {
+    PassManager pm(verifying());
+    ASSERT_FALSE(pm.add_pipeline("loop-form,licm,loop-form"));
+    // The first loop-form adds a preheader: the second one runs.
+    Function l = parse_one(kTwoEntries);
+    ASSERT_FALSE(pm.run(l));
+    EXPECT_EQ(pm.repeats_skipped(), 0u);
+    // On that output loop-form and licm change nothing: the second
+    // loop-form meets the function the first one left alone.
+    const std::string formed = print_function(l);
+    ASSERT_FALSE(pm.run(l));
+    EXPECT_EQ(pm.repeats_skipped(), 1u);
+    EXPECT_EQ(pm.skipped(), 0u);
+    EXPECT_EQ(print_function(l), formed);
+    // Still in loop form, with the loops current for the block order.
+    EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
+    EXPECT_NE(pm.context().current_loops(), nullptr);
+}
+
 TEST(PassManagerTest, SkippedPassStillNeedsItsShapeProperties) {
     // licm without loop-form is a wrong pipeline for every function, the
     // acyclic ones included.
