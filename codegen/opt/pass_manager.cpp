@@ -350,7 +350,10 @@ std::optional<std::string> PassManager::run(Function& func, uint8_t present) {
     idle_at_.assign(pipeline_.size(), kNotIdle);
     uint32_t changes = 0;  // passes that changed the function so far
     // Whether pass `k` already ran with no change on the function as it is.
+    // A pass that builds the region tree (produces Structured) writes the
+    // context, not only the IR (remove-break edits the tree): it always runs.
     auto is_repeat = [&](size_t k) {
+        if (pipeline_[k]->produced.contains(Property::Structured)) return false;
         for (size_t j = 0; j < k; ++j) {
             if (pipeline_[j] == pipeline_[k] && idle_at_[j] == changes) return true;
         }

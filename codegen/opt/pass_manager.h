@@ -274,7 +274,8 @@ public:
     /// changed it since) would report no change again, so it is not run
     /// (loop-form's second run at opt_level speed when widen-fill and
     /// count-down changed nothing). Its analyses are still current: a pass
-    /// without change invalidates nothing.
+    /// without change invalidates nothing. Passes that produce Structured
+    /// (structure, remove-break) edit the region tree and always run.
     uint32_t repeats_skipped() const { return repeats_skipped_; }
     PassContext& context() { return ctx_; }
     const PassContext& context() const { return ctx_; }

@@ -665,6 +665,13 @@ TEST(PassManagerTest, RepeatOfAPassThatChangedNothingIsSkipped) {
     // Still in loop form, with the loops current for the block order.
     EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
     EXPECT_NE(pm.context().current_loops(), nullptr);
+
+    // The structurizer's passes edit the region tree, not the IR: the
+    // second `structure` rebuilds what remove-break rewrote.
+    PassManager st(verifying());
+    ASSERT_FALSE(st.add_pipeline("structure,remove-break,structure"));
+    ASSERT_FALSE(st.run(l));
+    EXPECT_EQ(st.repeats_skipped(), 0u);
 }
 
 TEST(PassManagerTest, SkippedPassStillNeedsItsShapeProperties) {
