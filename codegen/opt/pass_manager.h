@@ -208,10 +208,13 @@ inline constexpr uint8_t kEntryBrif = 4;
 /// A declaration `fnN` naming the function itself (tail_accumulate.h):
 /// found from the declarations alone.
 inline constexpr uint8_t kSelfCall = 8;
+inline constexpr uint8_t kAll = kCycle | kForwarder | kEntryBrif | kSelfCall;
 }  // namespace pass_needs
 
-/// The pass_needs a function has, found in one walk over its blocks.
-uint8_t scan_pass_needs(const Function& func);
+/// The pass_needs in `wanted` that a function has, found in one walk over
+/// its blocks that stops once all of them are found (the needs not wanted
+/// come back clear).
+uint8_t scan_pass_needs(const Function& func, uint8_t wanted = pass_needs::kAll);
 
 struct Pass {
     std::string_view name;

@@ -590,6 +590,11 @@ TEST(PassNeedsTest, ScanFindsCyclesAndForwarders) {
     EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder)), pass_needs::kForwarder | pass_needs::kEntryBrif);
     EXPECT_EQ(scan_pass_needs(parse_one(kTwoEntries)), pass_needs::kCycle | pass_needs::kEntryBrif);
     EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast)), pass_needs::kCycle | pass_needs::kForwarder);
+    // Only the needs asked for (what the pass manager does after a change).
+    EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast), pass_needs::kCycle), pass_needs::kCycle);
+    EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast), pass_needs::kForwarder), pass_needs::kForwarder);
+    EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder), pass_needs::kCycle | pass_needs::kEntryBrif),
+              pass_needs::kEntryBrif);
     // A branch to its own block is a cycle.
     EXPECT_EQ(scan_pass_needs(parse_one(R"(
 function %self(i32) {
