@@ -32,7 +32,6 @@ void DominatorTree::clear() {
     idom_.clear();
     child_begin_.clear();
     children_.clear();
-    stack_.clear();
     path_.clear();
     valid_ = false;
 }
@@ -201,24 +200,34 @@ void DominatorTree::number_tree() {
     next_slot.assign(child_begin_.begin(), child_begin_.end() - 1);
     for (uint32_t w = 1; w < n; ++w) children_[next_slot[idom_[w]]++] = block_[w];
 
-    uint32_t pre = 0;
-    uint32_t post = 0;
-    stack_.clear();
-    nodes_[block_[0].index()].dt_pre = pre++;
-    stack_.push_back({0, child_begin_[0]});
-    while (!stack_.empty()) {
-        const uint32_t d = stack_.back().first;
-        const uint32_t next = stack_.back().second;
-        if (next < child_begin_[d + 1]) {
-            stack_.back().second = next + 1;
-            Block c = children_[next];
-            Node& cn = nodes_[c.index()];
-            cn.dt_pre = pre++;
-            stack_.push_back({cn.dfs - 1, child_begin_[cn.dfs - 1]});
-            continue;
-        }
-        nodes_[block_[d].index()].dt_post = post++;
-        stack_.pop_back();
+    // Preorder and postorder numbers of the tree walk that takes children
+    // in row order (increasing w), without walking: idom_[w] < w, so one
+    // downward sweep gives the subtree sizes and one upward sweep places
+    // each node right after its parent's earlier children's subtrees
+    // (pre); a node's postorder number is pre + size - 1 - depth. Scratch
+    // free here: label_ (sizes), semi_ (depths), parent_ (each node's next
+    // free preorder number).
+    std::vector<uint32_t>& size = label_;
+    std::vector<uint32_t>& depth = semi_;
+    std::vector<uint32_t>& next_pre = parent_;
+    size.assign(n, 1);
+    depth.resize(n);
+    next_pre.resize(n);
+    for (uint32_t w = n - 1; w >= 1; --w) size[idom_[w]] += size[w];
+    depth[0] = 0;
+    next_pre[0] = 1;
+    Node& root = nodes_[block_[0].index()];
+    root.dt_pre = 0;
+    root.dt_post = n - 1;
+    for (uint32_t w = 1; w < n; ++w) {
+        const uint32_t d = idom_[w];
+        const uint32_t pre = next_pre[d];
+        next_pre[d] = pre + size[w];
+        next_pre[w] = pre + 1;
+        depth[w] = depth[d] + 1;
+        Node& nd = nodes_[block_[w].index()];
+        nd.dt_pre = pre;
+        nd.dt_post = pre + size[w] - 1 - depth[w];
     }
 }
 

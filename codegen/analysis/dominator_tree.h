@@ -120,16 +120,14 @@ private:
     std::vector<uint32_t> parent_, semi_, label_, ancestor_, idom_;
     std::vector<uint32_t> child_begin_;
     std::vector<Block> children_;
-    // Explicit stacks of the iterative walks: the CFG search's frames (a
-    // block's preorder number and its successors not looked at yet), the
-    // tree numbering's (preorder number, next child slot).
+    // The explicit stack of the CFG search: frames of a block's preorder
+    // number and its successors not looked at yet.
     struct DfsFrame {
         const Block* next;
         const Block* end;
         uint32_t pre;
     };
     std::vector<DfsFrame> dfs_stack_;
-    std::vector<std::pair<uint32_t, uint32_t>> stack_;
     std::vector<uint32_t> path_;
     bool valid_ = false;
 };

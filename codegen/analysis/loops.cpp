@@ -261,13 +261,16 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
 
     // Exit edges: an edge leaves every loop from the source's innermost one
     // outwards until a loop contains the target.
+    // Most edges stay inside the source's innermost loop: the terminator is
+    // looked up only for a block with an exit edge.
     for (Block b : dt.reverse_postorder()) {
         const auto inner = innermost_loop(b);
         if (!inner) continue;
-        const Inst term = *func.layout.last_inst(b);
+        std::optional<Inst> term;
         for (Block s : cfg.successors(b)) {
             for (std::optional<Loop> m = inner; m && !contains(*m, s); m = parent(*m)) {
-                tagged_.push_back({m->index(), LoopEdge{b, term, s}});
+                if (!term) term = func.layout.last_inst(b);
+                tagged_.push_back({m->index(), LoopEdge{b, *term, s}});
             }
         }
     }

@@ -256,13 +256,17 @@ std::optional<std::string> PassContext::stale_analysis() {
 
 // --- pass needs ----------------------------------------------------------------------
 
-uint8_t scan_pass_needs(const Function& func) {
-    uint8_t found = 0;
+uint8_t scan_pass_needs(const Function& func, uint8_t wanted) {
+    constexpr uint8_t kWalked = pass_needs::kCycle | pass_needs::kForwarder;
+    // A walked need not wanted starts as found, so the walk neither looks
+    // for it nor waits for it; the result is masked at the end.
+    uint8_t found = ~wanted & kWalked;
     if (const std::optional<Block> entry = func.layout.entry_block()) {
         const std::optional<Inst> last = func.layout.last_inst(*entry);
         if (last && func.dfg[*last].opcode == Opcode::Brif) found |= pass_needs::kEntryBrif;
     }
-    if (declares_self(func)) found |= pass_needs::kSelfCall;
+    if ((wanted & pass_needs::kSelfCall) && declares_self(func)) found |= pass_needs::kSelfCall;
+    if ((found & kWalked) == kWalked) return found & wanted;
     for (Block b : func.layout.blocks()) {
         const std::optional<Inst> first = func.layout.first_inst(b);
         if (!first) continue;
@@ -277,9 +281,9 @@ uint8_t scan_pass_needs(const Function& func) {
                 }
             }
         }
-        if ((found & (pass_needs::kCycle | pass_needs::kForwarder)) == (pass_needs::kCycle | pass_needs::kForwarder)) break;
+        if ((found & kWalked) == kWalked) break;
     }
-    return found;
+    return found & wanted;
 }
 
 // --- PassManager -----------------------------------------------------------------------
@@ -345,26 +349,52 @@ std::optional<std::string> PassManager::run(Function& func, uint8_t present) {
     ctx_.bind(func);
     held_ = {};
     skipped_ = 0;
-    // `present` is recomputed after every pass that changed the function.
+    repeats_skipped_ = 0;
+    constexpr uint32_t kNotIdle = ~0u;
+    idle_at_.assign(pipeline_.size(), kNotIdle);
+    uint32_t changes = 0;  // passes that changed the function so far
+    // Whether pass `k` already ran with no change on the function as it is.
+    // A pass that builds the region tree (produces Structured) writes the
+    // context, not only the IR (remove-break edits the tree): it always runs.
+    auto is_repeat = [&](size_t k) {
+        if (pipeline_[k]->produced.contains(Property::Structured)) return false;
+        for (size_t j = 0; j < k; ++j) {
+            if (pipeline_[j] == pipeline_[k] && idle_at_[j] == changes) return true;
+        }
+        return false;
+    };
+    // `present` is current for the needs in `known`. After a pass changed
+    // the function only kSelfCall is (no pass adds declarations, and the
+    // JIT withholds it when the names disagree): the others are looked for
+    // again when a pass needs them, and only those.
+    uint8_t known = pass_needs::kAll;
     if (options_.verify_each) {
         VerifierErrors errors;
         if (!verify_function(func, errors)) return "input does not verify: " + format_verifier_errors(errors);
         held_.insert(Property::Verified);
     }
-    for (const Pass* pass : pipeline_) {
+    for (size_t k = 0; k < pipeline_.size(); ++k) {
+        const Pass* pass = pipeline_[k];
         PassResult r;
+        if (const uint8_t stale = pass->needs & ~known) {
+            present = (present & ~stale) | scan_pass_needs(func, stale);
+            known |= stale;
+        }
         const bool skip = (present & pass->needs) != pass->needs;
-        if (auto err = ensure(*pass, skip)) return err;
+        const bool repeat = !skip && is_repeat(k);
+        if (auto err = ensure(*pass, skip || repeat)) return err;
         if (skip) {
             ++skipped_;
+        } else if (repeat) {
+            ++repeats_skipped_;
         } else {
             r = pass->run(func, ctx_);
             if (!r.error.empty()) return "pass " + std::string(pass->name) + ": " + r.error;
+            if (!r.changed) idle_at_[k] = changes;
         }
         if (r.changed) {
-            // No pass adds declarations, so kSelfCall stays as the caller
-            // gave it (the JIT withholds it when the names disagree).
-            present = scan_pass_needs(func) & (present | ~pass_needs::kSelfCall);
+            ++changes;
+            known = pass_needs::kSelfCall;
             PropertySet lost = PropertySet::closure(pass->invalidated);
             lost.insert(Property::Verified);
             ctx_.invalidate(lost);

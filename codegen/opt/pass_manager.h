@@ -208,10 +208,13 @@ inline constexpr uint8_t kEntryBrif = 4;
 /// A declaration `fnN` naming the function itself (tail_accumulate.h):
 /// found from the declarations alone.
 inline constexpr uint8_t kSelfCall = 8;
+inline constexpr uint8_t kAll = kCycle | kForwarder | kEntryBrif | kSelfCall;
 }  // namespace pass_needs
 
-/// The pass_needs a function has, found in one walk over its blocks.
-uint8_t scan_pass_needs(const Function& func);
+/// The pass_needs in `wanted` that a function has, found in one walk over
+/// its blocks that stops once all of them are found (the needs not wanted
+/// come back clear).
+uint8_t scan_pass_needs(const Function& func, uint8_t wanted = pass_needs::kAll);
 
 struct Pass {
     std::string_view name;
@@ -269,6 +272,14 @@ public:
     PropertySet properties() const { return held_; }
     /// How many passes the last run() skipped for lack of their needs.
     uint32_t skipped() const { return skipped_; }
+    /// How many passes the last run() skipped as repeats: a pass that
+    /// reported no change and meets the same function again (no pass has
+    /// changed it since) would report no change again, so it is not run
+    /// (loop-form's second run at opt_level speed when widen-fill and
+    /// count-down changed nothing). Its analyses are still current: a pass
+    /// without change invalidates nothing. Passes that produce Structured
+    /// (structure, remove-break) edit the region tree and always run.
+    uint32_t repeats_skipped() const { return repeats_skipped_; }
     PassContext& context() { return ctx_; }
     const PassContext& context() const { return ctx_; }
 
@@ -282,6 +293,11 @@ private:
     PassContext ctx_;
     PropertySet held_;
     uint32_t skipped_ = 0;
+    uint32_t repeats_skipped_ = 0;
+    // run() scratch: by pipeline position, the number of changes made
+    // before that pass last reported no change (kNotIdle: it changed the
+    // function, or has not run).
+    std::vector<uint32_t> idle_at_;
 };
 
 }  // namespace heron

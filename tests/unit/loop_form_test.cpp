@@ -590,6 +590,11 @@ TEST(PassNeedsTest, ScanFindsCyclesAndForwarders) {
     EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder)), pass_needs::kForwarder | pass_needs::kEntryBrif);
     EXPECT_EQ(scan_pass_needs(parse_one(kTwoEntries)), pass_needs::kCycle | pass_needs::kEntryBrif);
     EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast)), pass_needs::kCycle | pass_needs::kForwarder);
+    // Only the needs asked for (what the pass manager does after a change).
+    EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast), pass_needs::kCycle), pass_needs::kCycle);
+    EXPECT_EQ(scan_pass_needs(parse_one(kLoopHeaderLast), pass_needs::kForwarder), pass_needs::kForwarder);
+    EXPECT_EQ(scan_pass_needs(parse_one(kDiamondWithForwarder), pass_needs::kCycle | pass_needs::kEntryBrif),
+              pass_needs::kEntryBrif);
     // A branch to its own block is a cycle.
     EXPECT_EQ(scan_pass_needs(parse_one(R"(
 function %self(i32) {
@@ -646,6 +651,32 @@ TEST(PassManagerTest, LoopPassesSkipAcyclicFunctionsWithoutAnalyses) {
     EXPECT_EQ(pm.skipped(), 1u);
     EXPECT_NE(print_function(l).find("iconst.i32 1\n    jump block1"), std::string::npos) << print_function(l);
     EXPECT_GE(pm.context().computations(Property::LoopsValid), 1u);
+}
+
+TEST(PassManagerTest, RepeatOfAPassThatChangedNothingIsSkipped) {
+    PassManager pm(verifying());
+    ASSERT_FALSE(pm.add_pipeline("loop-form,licm,loop-form"));
+    // The first loop-form adds a preheader: the second one runs.
+    Function l = parse_one(kTwoEntries);
+    ASSERT_FALSE(pm.run(l));
+    EXPECT_EQ(pm.repeats_skipped(), 0u);
+    // On that output loop-form and licm change nothing: the second
+    // loop-form meets the function the first one left alone.
+    const std::string formed = print_function(l);
+    ASSERT_FALSE(pm.run(l));
+    EXPECT_EQ(pm.repeats_skipped(), 1u);
+    EXPECT_EQ(pm.skipped(), 0u);
+    EXPECT_EQ(print_function(l), formed);
+    // Still in loop form, with the loops current for the block order.
+    EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
+    EXPECT_NE(pm.context().current_loops(), nullptr);
+
+    // The structurizer's passes edit the region tree, not the IR: the
+    // second `structure` rebuilds what remove-break rewrote.
+    PassManager st(verifying());
+    ASSERT_FALSE(st.add_pipeline("structure,remove-break,structure"));
+    ASSERT_FALSE(st.run(l));
+    EXPECT_EQ(st.repeats_skipped(), 0u);
 }
 
 TEST(PassManagerTest, SkippedPassStillNeedsItsShapeProperties) {
