@@ -74,6 +74,9 @@ public:
     struct NextInst {
         PackedOption<Inst> operator()(const Layout& l, Inst i) const { return l.insts_.get_unchecked(i).next; }
     };
+    struct PrevInst {
+        PackedOption<Inst> operator()(const Layout& l, Inst i) const { return l.insts_.get_unchecked(i).prev; }
+    };
     template <typename It>
     struct Range {
         It b, e;
@@ -82,12 +85,18 @@ public:
     };
     using BlockIter = Iter<Block, NextBlock>;
     using InstIter = Iter<Inst, NextInst>;
+    using InstRevIter = Iter<Inst, PrevInst>;
 
     /// Blocks in layout order.
     Range<BlockIter> blocks() const { return {{this, first_block_}, {this, {}}}; }
     /// Instructions of `b` in order. Removing the current instruction while
     /// iterating is not allowed; advance first.
     Range<InstIter> block_insts(Block b) const { return {{this, blocks_[b].first}, {this, {}}}; }
+    /// Instructions of `b` from the last to the first (the position is a
+    /// PackedOption, one word, where a loop over prev_inst's std::optional
+    /// keeps a value and a flag that a compiler may spill and reload as
+    /// one: a store-forwarding stall per instruction).
+    Range<InstRevIter> block_insts_reversed(Block b) const { return {{this, blocks_[b].last}, {this, {}}}; }
 
 private:
     static constexpr uint32_t kStride = 16;

@@ -380,10 +380,10 @@ protected:
                 push(jmp, nullptr, 0).aux = order_.succs(vb)[0];
             } else {
                 const Block b(ir);
-                for (auto i = f_.layout.last_inst(b); i; i = f_.layout.prev_inst(*i)) {
-                    if (skip(*i) || unused(*i)) continue;
-                    GroupMark g = begin_group(i->index());
-                    if (!lower_inst(*i)) [[unlikely]] return failed(std::move(error_));
+                for (Inst i : f_.layout.block_insts_reversed(b)) {
+                    if (skip(i) || unused(i)) continue;
+                    GroupMark g = begin_group(i.index());
+                    if (!lower_inst(i)) [[unlikely]] return failed(std::move(error_));
                     end_group(g);
                 }
                 if (b == entry) {

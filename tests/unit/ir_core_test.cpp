@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/ir/cursor.h"
 #include "codegen/ir/function.h"
 
@@ -158,6 +160,32 @@ TEST(LayoutTest, OrderAndComesBefore) {
     EXPECT_TRUE(f.layout.inst_before(iy, f.dfg.value_def(z).inst())) << "across blocks";
     f.layout.remove_inst(ix);
     EXPECT_EQ(f.layout.first_inst(b0), inserted.empty() ? iy : inserted[0]);
+}
+
+// block_insts_reversed walks a block from its last instruction to its
+// first, after insertions in the middle and a removal, and an empty block
+// gives nothing.
+TEST(LayoutTest, BlockInstsReversedIsTheForwardOrderBackwards) {
+    Function f;
+    Block b0 = f.dfg.make_block();
+    Block empty = f.dfg.make_block();
+    f.layout.append_block(b0);
+    f.layout.append_block(empty);
+    FuncCursor cur(f);
+    cur.at_bottom(b0);
+    Value first = cur.ins().iconst(types::I32, 1);
+    Value last = cur.ins().iconst(types::I32, 2);
+    cur.at_inst(f.dfg.value_def(last).inst());
+    for (int i = 0; i < 5; ++i) cur.ins().iconst(types::I32, 10 + i);
+    f.layout.remove_inst(f.dfg.value_def(first).inst());
+    std::vector<Inst> forward, backward;
+    for (Inst i : f.layout.block_insts(b0)) forward.push_back(i);
+    for (Inst i : f.layout.block_insts_reversed(b0)) backward.push_back(i);
+    ASSERT_EQ(forward.size(), 6u);
+    std::reverse(forward.begin(), forward.end());
+    EXPECT_EQ(backward, forward);
+    EXPECT_EQ(backward.front(), f.dfg.value_def(last).inst());
+    for (Inst i : f.layout.block_insts_reversed(empty)) ADD_FAILURE() << "an empty block has no " << i.to_string();
 }
 
 TEST(DfgTest, ResultsParamsAndAliases) {
