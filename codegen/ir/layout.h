@@ -97,6 +97,10 @@ public:
     /// keeps a value and a flag that a compiler may spill and reload as
     /// one: a store-forwarding stall per instruction).
     Range<InstRevIter> block_insts_reversed(Block b) const { return {{this, blocks_[b].last}, {this, {}}}; }
+    /// The instructions after `i` in its block, in order, and those before
+    /// it, nearest first (one-word positions, as block_insts_reversed).
+    Range<InstIter> insts_after(Inst i) const { return {{this, insts_.get_unchecked(i).next}, {this, {}}}; }
+    Range<InstRevIter> insts_before(Inst i) const { return {{this, insts_.get_unchecked(i).prev}, {this, {}}}; }
 
 private:
     static constexpr uint32_t kStride = 16;

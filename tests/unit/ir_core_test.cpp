@@ -186,6 +186,15 @@ TEST(LayoutTest, BlockInstsReversedIsTheForwardOrderBackwards) {
     EXPECT_EQ(backward, forward);
     EXPECT_EQ(backward.front(), f.dfg.value_def(last).inst());
     for (Inst i : f.layout.block_insts_reversed(empty)) ADD_FAILURE() << "an empty block has no " << i.to_string();
+    // insts_before(i): from i's predecessor back to the block's first;
+    // insts_after(i): from i's successor on to the block's last.
+    const Inst mid = backward[2];
+    std::vector<Inst> before, after;
+    for (Inst i : f.layout.insts_before(mid)) before.push_back(i);
+    for (Inst i : f.layout.insts_after(mid)) after.push_back(i);
+    EXPECT_EQ(before, std::vector<Inst>(backward.begin() + 3, backward.end()));
+    EXPECT_EQ(after, (std::vector<Inst>{backward[1], backward[0]}));
+    for (Inst i : f.layout.insts_after(backward[0])) ADD_FAILURE() << "nothing follows the last, not " << i.to_string();
 }
 
 TEST(DfgTest, ResultsParamsAndAliases) {

@@ -433,14 +433,20 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load_of(Value v, Inst load, uns
     // here, exactly one operand reads v (the one being fused) and nothing
     // blocks the motion.
     Inst here(cur_inst_);
-    if (f_.layout.inst_block(load) != f_.layout.inst_block(here)) return std::nullopt;
-    unsigned reads = 0, steps = 0;
-    for (std::optional<Inst> i = here; i != load; i = f_.layout.prev_inst(*i)) {
-        if (!i || ++steps > kMaxFoldDistance) return std::nullopt;
-        if (*i != here && blocks_load_motion(dfg_[*i])) return std::nullopt;
-        dfg_.for_each_inst_value(*i, [&](Value a) { reads += resolved(a) == v; });
+    if (here == load || f_.layout.inst_block(load) != f_.layout.inst_block(here)) return std::nullopt;
+    unsigned reads = 0, steps = 1;
+    auto count_reads = [&](Value a) { reads += resolved(a) == v; };
+    dfg_.for_each_inst_value(here, count_reads);
+    bool reached = false;
+    for (Inst i : f_.layout.insts_before(here)) {
+        if (i == load) {
+            reached = true;
+            break;
+        }
+        if (++steps > kMaxFoldDistance || blocks_load_motion(dfg_[i])) return std::nullopt;
+        dfg_.for_each_inst_value(i, count_reads);
     }
-    if (reads != 1) return std::nullopt;
+    if (!reached || reads != 1) return std::nullopt;
     FoldedLoad fl;
     fl.addr = amode(ld.args[0], ld.offset);
     fl.trap = ld.flags.trap_code();
@@ -452,9 +458,10 @@ std::optional<Lowerer::FoldedLoad> Lowerer::fold_load_of(Value v, Inst load, uns
 std::optional<Inst> Lowerer::next_reader_in_block(Inst inst, Value v) const {
     v = resolved(v);
     unsigned steps = 0;
-    for (std::optional<Inst> i = f_.layout.next_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.next_inst(*i)) {
+    for (Inst i : f_.layout.insts_after(inst)) {
+        if (++steps > kMaxFoldDistance) break;
         bool reads = false;
-        dfg_.for_each_inst_value(*i, [&](Value a) { reads = reads || resolved(a) == v; });
+        dfg_.for_each_inst_value(i, [&](Value a) { reads = reads || resolved(a) == v; });
         if (reads) return i;
     }
     return std::nullopt;
@@ -477,10 +484,11 @@ bool Lowerer::is_later_call_result(Inst inst, Value x, Value y) const {
     x = resolved(x);
     y = resolved(y);
     unsigned steps = 0;
-    for (std::optional<Inst> i = f_.layout.prev_inst(inst); i && ++steps <= kMaxFoldDistance; i = f_.layout.prev_inst(*i)) {
-        const Opcode op = dfg_[*i].opcode;
+    for (Inst i : f_.layout.insts_before(inst)) {
+        if (++steps > kMaxFoldDistance) break;
+        const Opcode op = dfg_[i].opcode;
         if (op != Opcode::Call && op != Opcode::CallIndirect) continue;
-        for (Value r : dfg_.inst_results(*i)) {
+        for (Value r : dfg_.inst_results(i)) {
             if (r == y) return true;
             if (r == x) return false;
         }
