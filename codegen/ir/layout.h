@@ -37,6 +37,9 @@ public:
     std::optional<Block> inst_block(Inst i) const { return insts_[i].block.expand(); }
     std::optional<Inst> first_inst(Block b) const { return blocks_[b].first.expand(); }
     std::optional<Inst> last_inst(Block b) const { return blocks_[b].last.expand(); }
+    /// last_inst as one word, for loops over many blocks (see
+    /// block_insts_reversed).
+    PackedOption<Inst> last_inst_packed(Block b) const { return blocks_[b].last; }
     std::optional<Inst> next_inst(Inst i) const { return insts_[i].next.expand(); }
     std::optional<Inst> prev_inst(Inst i) const { return insts_[i].prev.expand(); }
     bool block_is_empty(Block b) const { return !blocks_[b].first.has_value(); }

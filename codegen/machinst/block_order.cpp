@@ -9,48 +9,75 @@
 
 namespace heron {
 
+void BlockOrder::gather_destinations(const Function& f) {
+    // One pass in layout order: each block's terminator and the blocks it
+    // branches to. The loads of one block do not wait for another's, so a
+    // large function's cache misses overlap here, where the search below
+    // would take them one at a time (block, terminator, destination, its
+    // terminator, ...); compute() reads the copies, not the terminators.
+    // A block not in the layout keeps an empty row.
+    const DataFlowGraph& dfg = f.dfg;
+    const ValueListPool& pool = dfg.value_lists;
+    block_row_.assign(dfg.num_blocks(), Row{0, 0});
+    dest_blocks_.clear();
+    dest_calls_.clear();
+    for (Block b : f.layout.blocks()) {
+        const PackedOption<Inst> last = f.layout.last_inst_packed(b);
+        if (!last.has_value()) continue;
+        const auto dests = dfg.branch_destinations(last.value());
+        Row& row = block_row_[b.index()];
+        row = {static_cast<uint32_t>(dest_blocks_.size()), static_cast<uint32_t>(dests.size())};
+        for (const BlockCall& bc : dests) {
+            dest_blocks_.push_back(bc.block(pool));
+            dest_calls_.push_back(bc);
+        }
+    }
+}
+
 void BlockOrder::compute_reverse_postorder(const Function& f) {
     // Iterative DFS for postorder, successors in branch order (the order
     // of the dominator tree's search over the CFG, so both number the
     // blocks alike). mark_: 0 unseen, 1 on the stack, 2 done; an edge to a
-    // block on the stack is a retreating edge. Each block's destinations
-    // are looked up once and kept, in rpo_dests_, for compute().
-    const DataFlowGraph& dfg = f.dfg;
-    mark_.assign(dfg.num_blocks(), 0);
+    // block on the stack is a retreating edge. Each block's row of
+    // destinations is kept by rpo position, in rpo_rows_, for compute().
+    const uint32_t nblocks = f.dfg.num_blocks();
+    gather_destinations(f);
+    mark_.assign(nblocks, 0);
     rpo_.clear();
-    rpo_dests_.clear();
+    rpo_rows_.clear();
     dfs_.clear();
     // At most one entry per block each: no regrowth on a first compile.
-    rpo_.reserve(dfg.num_blocks());
-    rpo_dests_.reserve(dfg.num_blocks());
-    dfs_.reserve(dfg.num_blocks());
+    rpo_.reserve(nblocks);
+    rpo_rows_.reserve(nblocks);
+    dfs_.reserve(nblocks);
     has_cycle_ = false;
+    const Block* dest_blocks = dest_blocks_.data();
     auto enter = [&](Block b) {
         mark_[b.index()] = 1;
-        auto dests = dfg.branch_destinations(*f.layout.last_inst(b));
-        dfs_.push_back({b, 0, static_cast<uint32_t>(dests.size()), dests.data()});
+        dfs_.push_back({b, block_row_[b.index()].first});
     };
     enter(*f.layout.entry_block());
     while (!dfs_.empty()) {
         Frame& fr = dfs_.back();
-        if (fr.next < fr.ndests) {
-            Block s = fr.dests[fr.next++].block(dfg.value_lists);
+        const Row& row = block_row_[fr.block.index()];
+        if (fr.next < row.first + row.n) {
+            Block s = dest_blocks[fr.next++];
             if (mark_[s.index()] == 0) enter(s);
             else if (mark_[s.index()] == 1) has_cycle_ = true;
             continue;
         }
         mark_[fr.block.index()] = 2;
         rpo_.push_back(fr.block);
-        rpo_dests_.push_back({fr.dests, fr.ndests});
+        rpo_rows_.push_back(row);
         dfs_.pop_back();
     }
     std::reverse(rpo_.begin(), rpo_.end());
-    std::reverse(rpo_dests_.begin(), rpo_dests_.end());
+    std::reverse(rpo_rows_.begin(), rpo_rows_.end());
 }
 
 void BlockOrder::compute_single_block(const Function& f, Block entry) {
     rpo_.assign(1, entry);
-    rpo_dests_.assign(1, {});
+    rpo_rows_.assign(1, Row{0, 0});
     has_cycle_ = false;
     vblock_of_.assign(f.dfg.num_blocks(), kNone);
     vblock_of_[entry.index()] = 0;
@@ -84,11 +111,12 @@ void BlockOrder::compute(const Function& f, const LoopAnalysis* known) {
     std::vector<uint32_t>& npreds = mark_;
     npreds.assign(dfg.num_blocks(), 0);
     uint32_t nedges = 0;
-    for (const auto& dests : rpo_dests_) {
-        for (const BlockCall& bc : dests) ++npreds[bc.block(pool).index()];
-        nedges += static_cast<uint32_t>(dests.size());
+    const Block* dest_blocks = dest_blocks_.data();
+    for (const Row& row : rpo_rows_) {
+        for (uint32_t i = 0; i < row.n; ++i) ++npreds[dest_blocks[row.first + i].index()];
+        nedges += row.n;
     }
-    auto critical = [&](size_t ndests, Block s) { return ndests > 1 && npreds[s.index()] > 1; };
+    auto critical = [&](uint32_t ndests, Block s) { return ndests > 1 && npreds[s.index()] > 1; };
 
     // VCode blocks: each IR block followed by its edge blocks.
     vblock_of_.assign(dfg.num_blocks(), kNone);
@@ -97,9 +125,9 @@ void BlockOrder::compute(const Function& f, const LoopAnalysis* known) {
     for (uint32_t k = 0; k < nrpo; ++k) {
         vblock_of_[rpo_[k].index()] = static_cast<uint32_t>(vb_ir_.size());
         vb_ir_.push_back(rpo_[k].index());
-        const auto dests = rpo_dests_[k];
-        for (const BlockCall& bc : dests) {
-            if (critical(dests.size(), bc.block(pool))) vb_ir_.push_back(kNone);
+        const Row& row = rpo_rows_[k];
+        for (uint32_t i = 0; i < row.n; ++i) {
+            if (critical(row.n, dest_blocks[row.first + i])) vb_ir_.push_back(kNone);
         }
     }
 
@@ -126,17 +154,17 @@ void BlockOrder::compute(const Function& f, const LoopAnalysis* known) {
     succ_begin[0] = 0;
     for (uint32_t k = 0; k < nrpo; ++k) {
         uint32_t next_edge = vblock_of_[rpo_[k].index()] + 1;
-        const auto dests = rpo_dests_[k];
-        for (const BlockCall& bc : dests) {
-            Block s = bc.block(pool);
-            if (critical(dests.size(), s)) add_edge(next_edge++, {});
-            else add_edge(vblock_of_[s.index()], bc.args(pool));
+        const Row& row = rpo_rows_[k];
+        for (uint32_t i = 0; i < row.n; ++i) {
+            const Block s = dest_blocks[row.first + i];
+            if (critical(row.n, s)) add_edge(next_edge++, {});
+            else add_edge(vblock_of_[s.index()], dest_calls_[row.first + i].args(pool));
         }
         succ_begin[++vb] = e;
-        for (const BlockCall& bc : dests) {
-            Block s = bc.block(pool);
-            if (!critical(dests.size(), s)) continue;
-            add_edge(vblock_of_[s.index()], bc.args(pool));
+        for (uint32_t i = 0; i < row.n; ++i) {
+            const Block s = dest_blocks[row.first + i];
+            if (!critical(row.n, s)) continue;
+            add_edge(vblock_of_[s.index()], dest_calls_[row.first + i].args(pool));
             succ_begin[++vb] = e;
         }
     }
@@ -183,7 +211,6 @@ bool BlockOrder::find_loops(const Function& f) {
     // DominatorTree makes, so an edge t -> h is retreating iff h <= t, as
     // for LoopAnalysis, and both find the same loops (the loop numbers
     // differ: LoopAnalysis numbers in preorder).
-    const ValueListPool& pool = f.dfg.value_lists;
     const uint32_t n = static_cast<uint32_t>(rpo_.size());
     pos_.resize(f.dfg.num_blocks());
     for (uint32_t k = 0; k < n; ++k) pos_[rpo_[k].index()] = k;
@@ -191,14 +218,19 @@ bool BlockOrder::find_loops(const Function& f) {
     // destination: a block branching twice to one target is listed twice,
     // next to itself).
     pred_begin_.assign(n + 1, 0);
-    for (const auto& dests : rpo_dests_) {
-        for (const BlockCall& bc : dests) ++pred_begin_[pos_[bc.block(pool).index()] + 1];
+    const Block* dest_blocks = dest_blocks_.data();
+    auto row_blocks = [&](uint32_t k) {
+        const Row& row = rpo_rows_[k];
+        return std::span<const Block>(dest_blocks + row.first, row.n);
+    };
+    for (uint32_t k = 0; k < n; ++k) {
+        for (Block s : row_blocks(k)) ++pred_begin_[pos_[s.index()] + 1];
     }
     for (uint32_t k = 0; k < n; ++k) pred_begin_[k + 1] += pred_begin_[k];
     preds_.resize(pred_begin_[n]);
     stack_.assign(pred_begin_.begin(), pred_begin_.end() - 1);  // fill positions
     for (uint32_t k = 0; k < n; ++k) {
-        for (const BlockCall& bc : rpo_dests_[k]) preds_[stack_[pos_[bc.block(pool).index()]]++] = k;
+        for (Block s : row_blocks(k)) preds_[stack_[pos_[s.index()]]++] = k;
     }
     auto preds = [&](uint32_t k) { return std::span<const uint32_t>(preds_.data() + pred_begin_[k], pred_begin_[k + 1] - pred_begin_[k]); };
 
@@ -238,8 +270,8 @@ bool BlockOrder::find_loops(const Function& f) {
     // innermost first (decreasing position); a header's latches are its
     // distinct predecessors at or after it.
     for (uint32_t k = 0; k < n; ++k) {
-        for (const BlockCall& bc : rpo_dests_[k]) {
-            const uint32_t h = pos_[bc.block(pool).index()];
+        for (Block s : row_blocks(k)) {
+            const uint32_t h = pos_[s.index()];
             if (h <= k && !dominates(h, k)) return false;
         }
     }

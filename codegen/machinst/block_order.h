@@ -117,6 +117,7 @@ public:
 
 private:
     void compute_single_block(const Function& f, Block entry);
+    void gather_destinations(const Function& f);
     void compute_reverse_postorder(const Function& f);
     void compute_layout(const Function& f, const LoopAnalysis* known);
     /// The natural loops of a function with a retreating edge, from the
@@ -163,18 +164,24 @@ private:
     std::vector<uint32_t> pred_begin_, preds_, idom_, uf_, stack_;
     bool reducible_ = false;
     std::vector<uint32_t> layout_;
-    // compute() scratch: the depth-first search's marks, stack and
-    // postorder, per-block predecessor edge counts; compute_layout's items
-    // of each region (a loop, or the function outside all loops) in CSR
-    // form and its walk's stack.
+    // compute() scratch: each block's destinations (copies of its
+    // terminator's BlockCalls, and their blocks); the depth-first
+    // search's marks, stack and postorder, per-block predecessor edge
+    // counts; compute_layout's items of each region (a loop, or the
+    // function outside all loops) in CSR form and its walk's stack.
+    struct Row {
+        uint32_t first, n;  // dest_blocks_/dest_calls_[first, first + n)
+    };
+    std::vector<Row> block_row_;  // by IR block index (empty when not in the layout)
+    std::vector<Block> dest_blocks_;
+    std::vector<BlockCall> dest_calls_;
     std::vector<uint32_t> mark_;
     struct Frame {
         Block block;
-        uint32_t next, ndests;  // the next destination to visit, of ndests
-        const BlockCall* dests;
+        uint32_t next;  // position in dest_blocks_ of the next destination to visit
     };
     std::vector<Frame> dfs_;
-    std::vector<std::span<const BlockCall>> rpo_dests_;  // by rpo_ position: the block's destinations
+    std::vector<Row> rpo_rows_;  // by rpo_ position: block_row_ of the block
     struct Walk {
         uint32_t region;
         uint32_t next;  // position of the next item to place
