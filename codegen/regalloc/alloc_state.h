@@ -219,6 +219,7 @@ struct Context::Impl {
     std::vector<uint32_t> remat_inst;  // per defined vreg: its kRemat definition, or kNone
     std::vector<PendingMove> split_moves;
     std::vector<uint64_t> move_order;  // point_key << 32 | index into split_moves
+    std::vector<uint64_t> move_order_tmp;  // sort_keyed_indices' scratch
     // Operands of the current instruction that need a copy: uses into
     // their register at Before(i), defs out of theirs at After(i).
     uint32_t fixup_uses[256] = {};

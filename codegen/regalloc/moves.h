@@ -19,6 +19,7 @@
 // spill slots.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <vector>
@@ -28,6 +29,40 @@
 namespace heron::ra {
 
 inline constexpr uint32_t kNoSlot = ~uint32_t{0};
+
+/// Sorts `order`, entries of a 32-bit key above a 32-bit index, into
+/// increasing order; with the indices increasing as built, that is a sort
+/// by key that keeps equal keys in the order they were added. A comparison
+/// sort for short lists; from `radix_from` entries a least-significant-digit
+/// radix sort over the key's 11-bit digits (only as many as the largest key
+/// has), linear where a comparison sort is not: a 1M-instruction function
+/// has hundreds of thousands of moves. `tmp` is scratch (its capacity kept).
+inline void sort_keyed_indices(std::vector<uint64_t>& order, std::vector<uint64_t>& tmp, size_t radix_from = 1024) {
+    if (order.size() < radix_from) {
+        std::sort(order.begin(), order.end());
+        return;
+    }
+    uint64_t key_bits = 0;
+    for (uint64_t x : order) key_bits |= x >> 32;
+    constexpr unsigned kDigit = 11;
+    constexpr uint32_t kMask = (1u << kDigit) - 1;
+    tmp.resize(order.size());
+    // Each pass is stable, so the index order within a key survives them.
+    for (unsigned d = 0; (key_bits >> d) != 0; d += kDigit) {
+        const unsigned shift = 32 + d;
+        uint32_t start[kMask + 1] = {};
+        for (uint64_t x : order) ++start[(x >> shift) & kMask];
+        uint32_t sum = 0;
+        for (uint32_t& c : start) {
+            const uint32_t n = c;
+            c = sum;
+            sum += n;
+        }
+        uint64_t* out = tmp.data();
+        for (uint64_t x : order) out[start[(x >> shift) & kMask]++] = x;
+        order.swap(tmp);
+    }
+}
 
 class ParallelMoves {
 public:

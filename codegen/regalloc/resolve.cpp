@@ -322,7 +322,7 @@ void Resolver::run(Output& out) {
     auto& order = s_.move_order;
     order.resize(moves.size());
     for (size_t k = 0; k < moves.size(); ++k) order[k] = uint64_t{moves[k].point_key} << 32 | k;
-    std::sort(order.begin(), order.end());
+    sort_keyed_indices(order, s_.move_order_tmp);
     s_.emergency_slot = kNoSlot;
     uint32_t num_slots = s_.num_slots;
     out.edits.clear();

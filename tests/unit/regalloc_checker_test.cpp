@@ -338,5 +338,32 @@ TEST(RegallocChecker, RematerializedConstants) {
     }
 }
 
+TEST(RegallocMoves, KeyedIndicesSortByKeyKeepingTheOrderAdded) {
+    // Against std::stable_sort by key, for the comparison sort (short
+    // lists) and the radix sort, with keys of one to four 11-bit digits
+    // (a key range of 4 needs one pass, 2^32 - 1 three), many equal keys.
+    testing::RandomSource rng(11);
+    std::vector<uint64_t> order, tmp;
+    for (uint32_t max_key : {3u, 2047u, 2048u, 5000u, 1u << 22, 0xffffffffu}) {
+        for (size_t n : {size_t{0}, size_t{1}, size_t{700}, size_t{5000}}) {
+            for (size_t radix_from : {size_t{1}, size_t{1024}}) {
+                std::vector<uint32_t> keys(n);
+                for (auto& k : keys) k = rng.chance(30) ? max_key : rng.below(max_key < 4096 ? max_key + 1 : 4096) * (max_key / 4096 + 1);
+                order.resize(n);
+                for (size_t i = 0; i < n; ++i) order[i] = uint64_t{keys[i]} << 32 | i;
+                std::vector<uint32_t> expect(n);
+                for (uint32_t i = 0; i < n; ++i) expect[i] = i;
+                std::stable_sort(expect.begin(), expect.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+                sort_keyed_indices(order, tmp, radix_from);
+                ASSERT_EQ(order.size(), n);
+                for (size_t i = 0; i < n; ++i) {
+                    ASSERT_EQ(static_cast<uint32_t>(order[i]), expect[i]) << "entry " << i << " of " << n << ", keys up to " << max_key;
+                    ASSERT_EQ(order[i] >> 32, keys[expect[i]]);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace heron::ra
