@@ -7,6 +7,8 @@
 #include <span>
 #include <utility>
 
+#include "codegen/ir/prefetch.h"
+
 namespace heron {
 
 void BlockOrder::gather_destinations(const Function& f) {
@@ -21,7 +23,21 @@ void BlockOrder::gather_destinations(const Function& f) {
     block_row_.assign(dfg.num_blocks(), Row{0, 0});
     dest_blocks_.clear();
     dest_calls_.clear();
-    for (Block b : f.layout.blocks()) {
+    layout_blocks_.clear();
+    for (Block b : f.layout.blocks()) layout_blocks_.push_back(b);
+    // Each terminator is prefetched a few blocks ahead: the work per block
+    // is too long for the processor to run ahead to the next misses itself.
+    const InstructionData* insts = dfg.inst_data();
+    auto prefetch_terminator = [&](Block b) {
+        const PackedOption<Inst> last = f.layout.last_inst_packed(b);
+        if (last.has_value()) prefetch(insts + last.value().index());
+    };
+    constexpr size_t kAhead = 8;
+    const size_t n = layout_blocks_.size();
+    for (size_t k = 0; k < std::min(kAhead, n); ++k) prefetch_terminator(layout_blocks_[k]);
+    for (size_t k = 0; k < n; ++k) {
+        if (k + kAhead < n) prefetch_terminator(layout_blocks_[k + kAhead]);
+        const Block b = layout_blocks_[k];
         const PackedOption<Inst> last = f.layout.last_inst_packed(b);
         if (!last.has_value()) continue;
         const auto dests = dfg.branch_destinations(last.value());

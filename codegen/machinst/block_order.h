@@ -175,6 +175,7 @@ private:
     std::vector<Row> block_row_;  // by IR block index (empty when not in the layout)
     std::vector<Block> dest_blocks_;
     std::vector<BlockCall> dest_calls_;
+    std::vector<Block> layout_blocks_;
     std::vector<uint32_t> mark_;
     struct Frame {
         Block block;
