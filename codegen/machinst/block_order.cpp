@@ -23,10 +23,25 @@ void BlockOrder::gather_destinations(const Function& f) {
     block_row_.assign(dfg.num_blocks(), Row{0, 0});
     dest_blocks_.clear();
     dest_calls_.clear();
+    auto gather = [&](Block b) {
+        const PackedOption<Inst> last = f.layout.last_inst_packed(b);
+        if (!last.has_value()) return;
+        const auto dests = dfg.branch_destinations(last.value());
+        block_row_[b.index()] = {static_cast<uint32_t>(dest_blocks_.size()), static_cast<uint32_t>(dests.size())};
+        for (const BlockCall& bc : dests) {
+            dest_blocks_.push_back(bc.block(pool));
+            dest_calls_.push_back(bc);
+        }
+    };
+    if (dfg.num_blocks() < kPrefetchFrom) {
+        for (Block b : f.layout.blocks()) gather(b);
+        return;
+    }
+    // A large function: each terminator is prefetched a few blocks ahead,
+    // as the work per block is too long for the processor to run ahead to
+    // the next misses by itself.
     layout_blocks_.clear();
     for (Block b : f.layout.blocks()) layout_blocks_.push_back(b);
-    // Each terminator is prefetched a few blocks ahead: the work per block
-    // is too long for the processor to run ahead to the next misses itself.
     const InstructionData* insts = dfg.inst_data();
     auto prefetch_terminator = [&](Block b) {
         const PackedOption<Inst> last = f.layout.last_inst_packed(b);
@@ -37,16 +52,7 @@ void BlockOrder::gather_destinations(const Function& f) {
     for (size_t k = 0; k < std::min(kAhead, n); ++k) prefetch_terminator(layout_blocks_[k]);
     for (size_t k = 0; k < n; ++k) {
         if (k + kAhead < n) prefetch_terminator(layout_blocks_[k + kAhead]);
-        const Block b = layout_blocks_[k];
-        const PackedOption<Inst> last = f.layout.last_inst_packed(b);
-        if (!last.has_value()) continue;
-        const auto dests = dfg.branch_destinations(last.value());
-        Row& row = block_row_[b.index()];
-        row = {static_cast<uint32_t>(dest_blocks_.size()), static_cast<uint32_t>(dests.size())};
-        for (const BlockCall& bc : dests) {
-            dest_blocks_.push_back(bc.block(pool));
-            dest_calls_.push_back(bc);
-        }
+        gather(layout_blocks_[k]);
     }
 }
 

@@ -175,7 +175,8 @@ private:
     std::vector<Row> block_row_;  // by IR block index (empty when not in the layout)
     std::vector<Block> dest_blocks_;
     std::vector<BlockCall> dest_calls_;
-    std::vector<Block> layout_blocks_;
+    std::vector<Block> layout_blocks_;  // gather_destinations' prefetch order, from kPrefetchFrom blocks
+    static constexpr uint32_t kPrefetchFrom = 1024;
     std::vector<uint32_t> mark_;
     struct Frame {
         Block block;

@@ -382,6 +382,8 @@ private:
     std::vector<uint32_t> list_;      // predecessors, then children, by postorder number
     std::vector<uint32_t> slot_;      // the next free place in each row while filling them
     std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (from, to) blocks, then postorder numbers
+    /// From this many blocks, compute() gathers the successors first.
+    static constexpr uint32_t kGatherFrom = 1024;
     std::vector<std::pair<uint32_t, uint32_t>> row_;    // by block: its successors, succs_[first, second)
     std::vector<uint32_t> succs_;
     std::vector<Block> layout_blocks_;
@@ -421,34 +423,38 @@ void Dominance::compute(const Function& func) {
     edges_.clear();
     const std::optional<Block> entry = func.layout.entry_block();
     if (!entry || entry->index() >= nb) return;
-    // Every block's successors first, in one pass in layout order: the
-    // loads of one block do not wait for another's, where the search
-    // below, reading terminators as it goes, would take a large function's
-    // cache misses one at a time (block, terminator, successor, its
-    // terminator, ...). Blocks not in the layout keep an empty row.
-    // The terminators are far apart (a cache line each): each is
-    // prefetched a few blocks ahead, as the work per block is too long for
-    // the processor to run ahead to the next misses by itself. BM_Verify/1000000: 22.7 -> 17.5 ns per instruction.
-    row_.assign(nb, {0, 0});
-    succs_.clear();
-    layout_blocks_.clear();
-    for (Block b : func.layout.blocks()) {
-        if (b.index() < nb) layout_blocks_.push_back(b);
-    }
-    const InstructionData* insts = func.dfg.inst_data();
-    const uint32_t ni = func.dfg.num_insts();
-    auto prefetch_terminator = [&](Block b) {
-        const PackedOption<Inst> last = func.layout.last_inst_packed(b);
-        if (last.has_value() && last.value().index() < ni) prefetch(insts + last.value().index());
-    };
-    constexpr size_t kAhead = 8;
-    for (size_t k = 0; k < std::min(kAhead, layout_blocks_.size()); ++k) prefetch_terminator(layout_blocks_[k]);
-    for (size_t k = 0; k < layout_blocks_.size(); ++k) {
-        if (k + kAhead < layout_blocks_.size()) prefetch_terminator(layout_blocks_[k + kAhead]);
-        const Block b = layout_blocks_[k];
-        const auto first = static_cast<uint32_t>(succs_.size());
-        for_each_successor(func, b, [&](uint32_t to) { succs_.push_back(to); });
-        row_[b.index()] = {first, static_cast<uint32_t>(succs_.size())};
+    // In a large function, every block's successors first, in one pass in
+    // layout order: the loads of one block do not wait for another's,
+    // where the search below, reading terminators as it goes, would take
+    // the cache misses one at a time (block, terminator, successor, its
+    // terminator, ...). The terminators are far apart (a cache line each):
+    // each is prefetched a few blocks ahead, as the work per block is too
+    // long for the processor to run ahead to the next misses by itself.
+    // A small function's blocks are in cache: the search reads them.
+    const bool gathered = nb >= kGatherFrom;
+    if (gathered) {
+        row_.assign(nb, {0, 0});  // blocks not in the layout: empty rows
+        succs_.clear();
+        layout_blocks_.clear();
+        for (Block b : func.layout.blocks()) {
+            if (b.index() < nb) layout_blocks_.push_back(b);
+        }
+        const InstructionData* insts = func.dfg.inst_data();
+        const uint32_t ni = func.dfg.num_insts();
+        auto prefetch_terminator = [&](Block b) {
+            const PackedOption<Inst> last = func.layout.last_inst_packed(b);
+            if (last.has_value() && last.value().index() < ni) prefetch(insts + last.value().index());
+        };
+        constexpr size_t kAhead = 8;
+        const size_t nl = layout_blocks_.size();
+        for (size_t k = 0; k < std::min(kAhead, nl); ++k) prefetch_terminator(layout_blocks_[k]);
+        for (size_t k = 0; k < nl; ++k) {
+            if (k + kAhead < nl) prefetch_terminator(layout_blocks_[k + kAhead]);
+            const Block b = layout_blocks_[k];
+            const auto first = static_cast<uint32_t>(succs_.size());
+            for_each_successor(func, b, [&](uint32_t to) { succs_.push_back(to); });
+            row_[b.index()] = {first, static_cast<uint32_t>(succs_.size())};
+        }
     }
     // Depth-first from the entry: a block is visited when popped unvisited;
     // its (block, ~0) entry below its successors gives its postorder number
@@ -467,10 +473,14 @@ void Dominance::compute(const Function& func) {
         if (order_[b] != 0) continue;
         order_[b] = UINT32_MAX;
         stack_.push_back({b, 1});
-        for (uint32_t k = row_[b].first; k < row_[b].second; ++k) {
-            const uint32_t to = succs_[k];
+        auto edge = [&](uint32_t to) {
             edges_.push_back({b, to});
             if (order_[to] == 0) stack_.push_back({to, 0});
+        };
+        if (gathered) {
+            for (uint32_t k = row_[b].first; k < row_[b].second; ++k) edge(succs_[k]);
+        } else {
+            for_each_successor(func, Block(b), edge);
         }
     }
     const auto n = static_cast<uint32_t>(blocks_.size());  // the entry is n - 1

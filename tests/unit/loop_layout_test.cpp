@@ -7,12 +7,16 @@
 // branches are counted by mnemonic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "codegen/analysis/cfg.h"
+#include "codegen/analysis/dominator_tree.h"
+#include "codegen/analysis/loops.h"
 #include "codegen/ir/parser.h"
 #include "codegen/machinst/block_order.h"
 #include "codegen/machinst/isa.h"
@@ -250,6 +254,69 @@ block3(v0: i64, v1: i64):
     // And back: the branchy function gets its full order again.
     order.compute(*branchy);
     EXPECT_EQ(order.num_vblocks(), 4u);  // block0, block1, its back-edge block, block2
+}
+
+// From 1,024 blocks BlockOrder gathers the destinations with prefetching
+// in layout order before its search. A function of 1,500 blocks: a loop
+// per unit, whose body is a diamond with critical edges passing arguments,
+// and an unreachable block. Every reachable block is ordered once, every
+// destination of every terminator is its successor (directly or through
+// the edge block), with the terminator's arguments, and the loops are the
+// loop analysis's.
+TEST(BlockOrderTest, ALargeFunctionHasEveryEdgeOfItsTerminators) {
+    constexpr int kUnits = 300;
+    std::string text = "function %large(i64) -> i64 {\nblock0(v0: i64):\n    jump block1(v0)\n";
+    auto b = [](int u, int k) { return "block" + std::to_string(1 + 5 * u + k); };
+    auto v = [](int u, int k) { return "v" + std::to_string(1 + 5 * u + k); };
+    for (int u = 0; u < kUnits; ++u) {
+        // k = 0 header(x), 1 then, 2 join(y), 3 unreachable, 4 exit(z)
+        text += b(u, 0) + "(" + v(u, 0) + ": i64):\n    brif " + v(u, 0) + ", " + b(u, 1) + ", " + b(u, 2) + "(" + v(u, 0) + ")\n";
+        text += b(u, 1) + ":\n    brif " + v(u, 0) + ", " + b(u, 2) + "(" + v(u, 0) + "), " + b(u, 4) + "(" + v(u, 0) + ")\n";
+        text += b(u, 2) + "(" + v(u, 2) + ": i64):\n    brif " + v(u, 2) + ", " + b(u, 0) + "(" + v(u, 2) + "), " + b(u, 4) + "(" + v(u, 2) + ")\n";
+        text += b(u, 3) + ":\n    jump " + b(u, 2) + "(v0)\n";
+        const std::string next = u + 1 < kUnits ? b(u + 1, 0) + "(" + v(u, 4) + ")" : "block9999";
+        text += b(u, 4) + "(" + v(u, 4) + ": i64):\n    jump " + next + "\n";
+    }
+    text += "block9999:\n    return v0\n}\n";
+    Diagnostics errs;
+    auto fs = parse_functions(text, errs);
+    ASSERT_TRUE(errs.empty()) << errs[0].format("text");
+    ASSERT_EQ(fs.size(), 1u);
+    const Function& f = *fs[0];
+    ASSERT_GE(f.dfg.num_blocks(), 1024u);
+    BlockOrder order;
+    order.compute(f);
+    std::set<uint32_t> ordered;
+    for (Block blk : order.rpo()) EXPECT_TRUE(ordered.insert(blk.index()).second) << blk.to_string();
+    EXPECT_EQ(ordered.size(), 2u + 4u * kUnits);  // block0, block9999 and 4 of each unit's 5
+    const ValueListPool& pool = f.dfg.value_lists;
+    for (Block blk : order.rpo()) {
+        const auto dests = f.dfg.branch_destinations(*f.layout.last_inst(blk));
+        const auto targets = order.targets_of(blk);
+        ASSERT_EQ(targets.size(), dests.size()) << blk.to_string();
+        const uint32_t vb = order.vblock_of(blk);
+        for (size_t k = 0; k < dests.size(); ++k) {
+            const Block want = dests[k].block(pool);
+            uint32_t t = targets[k], edge = order.succ_begin(vb) + static_cast<uint32_t>(k);
+            if (order.ir_block(t) == BlockOrder::kNone) {  // through the edge block
+                ASSERT_EQ(order.succs(t).size(), 1u);
+                edge = order.succ_begin(t);
+                t = order.succs(t)[0];
+            }
+            EXPECT_EQ(order.ir_block(t), want.index()) << blk.to_string() << " destination " << k;
+            const auto args = order.edge_args(edge);
+            const auto want_args = dests[k].args(pool);
+            EXPECT_TRUE(std::equal(args.begin(), args.end(), want_args.begin(), want_args.end()))
+                << blk.to_string() << " destination " << k;
+        }
+    }
+    const ControlFlowGraph cfg(f);
+    const DominatorTree dt(f, cfg);
+    LoopAnalysis loops;
+    ASSERT_FALSE(loops.compute(f, cfg, dt).has_value());
+    EXPECT_EQ(order.num_loops(), static_cast<uint32_t>(kUnits));
+    EXPECT_EQ(loops.num_loops(), static_cast<uint32_t>(kUnits));
+    for (Block blk : order.rpo()) EXPECT_EQ(order.loop_depth(blk), loops.depth(blk)) << blk.to_string();
 }
 
 // An acyclic function with several blocks gets no loop search in

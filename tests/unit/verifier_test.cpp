@@ -1341,6 +1341,41 @@ block4:
     same_as_full_checks(*funcs[0], quick, full, "second_pass");
 }
 
+// The same graph inside a function of over a thousand blocks, where the
+// verifier gathers every block's successors before its search (and
+// prefetches the terminators): a chain of blocks in front, an unreachable
+// block that branches into the chain and into the loop, and one block
+// laid out far from its number. The error and the rest must not change.
+TEST(VerifierDominance, LargeFunctionsGatherTheSameGraph) {
+    auto text = [](bool broken) {
+        std::string t = "function %large(i32) -> i32 {\nblock0(v0: i32):\n    jump block10\n";
+        const int chain = 1200;
+        for (int i = 0; i < chain; ++i) t += "block" + std::to_string(10 + i) + ":\n    jump block" + std::to_string(11 + i) + "\n";
+        const std::string head = "block" + std::to_string(10 + chain);
+        t += head + ":\n    brif v0, block3, block1\n";
+        t += "block1:\n    v1 = iconst.i32 1\n    jump block2\n";
+        t += std::string("block2:\n    v2 = iadd ") + (broken ? "v1" : "v0") + ", v0\n    brif v2, block3, block4\n";
+        t += "block5:\n    brif v0, block2, block600\n";  // unreachable
+        t += "block3:\n    jump block2\nblock4:\n    return v2\n}\n";
+        return t;
+    };
+    for (bool broken : {false, true}) {
+        Diagnostics diags;
+        auto funcs = parse_functions(text(broken), diags);
+        ASSERT_TRUE(diags.empty());
+        ASSERT_EQ(funcs.size(), 1u);
+        ASSERT_GE(funcs[0]->dfg.num_blocks(), 1024u);
+        VerifierContext quick, full;
+        VerifierErrors errs;
+        EXPECT_EQ(verify_function(*funcs[0], errs, quick), !broken) << format_verifier_errors(errs);
+        if (broken) {
+            ASSERT_EQ(errs.size(), 1u) << format_verifier_errors(errs);
+            EXPECT_EQ(errs[0].message, "v1 used in block2 is not dominated by its definition in block1");
+        }
+        same_as_full_checks(*funcs[0], quick, full, broken ? "large, broken" : "large");
+    }
+}
+
 TEST_F(VerifierTest, ErrorsAreAppended) {
     begin({});
     cur.ins().iconst(I32, 0);
