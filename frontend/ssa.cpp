@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "codegen/ir/cursor.h"
+#include "codegen/ir/prefetch.h"
 
 namespace heron {
 
@@ -76,6 +77,10 @@ void DefTable::extend_dense(uint32_t var, uint32_t index) {
 PackedOption<Value> DefTable::hashed_get(Variable var, Block block) const {
     const uint32_t hi = block.index() / kPerSlot, lo = block.index() % kPerSlot;
     const uint32_t mask = static_cast<uint32_t>(slots_.size() - 1);
+    // Lookups walk forward block by block (a chain of blocks, each reading
+    // the variable): the next slot of this variable is a random line in a
+    // large table, cold when the walk gets there, so it is fetched now.
+    if (lo == kPerSlot / 2) prefetch(&slots_[slot_of(var.index(), hi + 1)]);
     for (uint32_t i = slot_of(var.index(), hi);; i = (i + 1) & mask) {
         const Slot& s = slots_[i];
         if (s.gen != gen_) return std::nullopt;
