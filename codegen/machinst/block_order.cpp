@@ -37,23 +37,8 @@ void BlockOrder::gather_destinations(const Function& f) {
         for (Block b : f.layout.blocks()) gather(b);
         return;
     }
-    // A large function: each terminator is prefetched a few blocks ahead,
-    // as the work per block is too long for the processor to run ahead to
-    // the next misses by itself.
-    layout_blocks_.clear();
-    for (Block b : f.layout.blocks()) layout_blocks_.push_back(b);
-    const InstructionData* insts = dfg.inst_data();
-    auto prefetch_terminator = [&](Block b) {
-        const PackedOption<Inst> last = f.layout.last_inst_packed(b);
-        if (last.has_value()) prefetch(insts + last.value().index());
-    };
-    constexpr size_t kAhead = 8;
-    const size_t n = layout_blocks_.size();
-    for (size_t k = 0; k < std::min(kAhead, n); ++k) prefetch_terminator(layout_blocks_[k]);
-    for (size_t k = 0; k < n; ++k) {
-        if (k + kAhead < n) prefetch_terminator(layout_blocks_[k + kAhead]);
-        gather(layout_blocks_[k]);
-    }
+    // A large function: each terminator is prefetched a few blocks ahead.
+    for_each_block_prefetching_terminators(f, layout_blocks_, gather);
 }
 
 void BlockOrder::compute_reverse_postorder(const Function& f) {

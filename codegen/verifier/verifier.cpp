@@ -427,34 +427,17 @@ void Dominance::compute(const Function& func) {
     // layout order: the loads of one block do not wait for another's,
     // where the search below, reading terminators as it goes, would take
     // the cache misses one at a time (block, terminator, successor, its
-    // terminator, ...). The terminators are far apart (a cache line each):
-    // each is prefetched a few blocks ahead, as the work per block is too
-    // long for the processor to run ahead to the next misses by itself.
+    // terminator, ...), with each terminator prefetched a few blocks ahead.
     // A small function's blocks are in cache: the search reads them.
     const bool gathered = nb >= kGatherFrom;
     if (gathered) {
         row_.assign(nb, {0, 0});  // blocks not in the layout: empty rows
         succs_.clear();
-        layout_blocks_.clear();
-        for (Block b : func.layout.blocks()) {
-            if (b.index() < nb) layout_blocks_.push_back(b);
-        }
-        const InstructionData* insts = func.dfg.inst_data();
-        const uint32_t ni = func.dfg.num_insts();
-        auto prefetch_terminator = [&](Block b) {
-            const PackedOption<Inst> last = func.layout.last_inst_packed(b);
-            if (last.has_value() && last.value().index() < ni) prefetch(insts + last.value().index());
-        };
-        constexpr size_t kAhead = 8;
-        const size_t nl = layout_blocks_.size();
-        for (size_t k = 0; k < std::min(kAhead, nl); ++k) prefetch_terminator(layout_blocks_[k]);
-        for (size_t k = 0; k < nl; ++k) {
-            if (k + kAhead < nl) prefetch_terminator(layout_blocks_[k + kAhead]);
-            const Block b = layout_blocks_[k];
+        for_each_block_prefetching_terminators(func, layout_blocks_, [&](Block b) {
             const auto first = static_cast<uint32_t>(succs_.size());
             for_each_successor(func, b, [&](uint32_t to) { succs_.push_back(to); });
             row_[b.index()] = {first, static_cast<uint32_t>(succs_.size())};
-        }
+        });
     }
     // Depth-first from the entry: a block is visited when popped unvisited;
     // its (block, ~0) entry below its successors gives its postorder number
