@@ -21,7 +21,8 @@
 // mmap/mprotect calls of the code memory per function. BM_EndToEndBatch/N:
 // the trivial function's cost when N functions share one finalize (one seal).
 // BM_EndToEndKernels/L: bench_kernels' eight CLIF kernels (loops) at opt
-// level L (0 none, 1 speed), one finalize per round.
+// level L (0 none, 1 speed), one finalize per round; `allocs/func` per
+// kernel compiled, as above.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -348,8 +349,11 @@ void BM_EndToEndKernels(benchmark::State& state) {
         if (auto e = jit.finalize_definitions()) state.SkipWithError(e->message.c_str());
     };
     compile_all();
+    const uint64_t allocs0 = g_allocations;
     for (auto _ : state) compile_all();
     set_counters(state, insts);
+    state.counters["allocs/func"] =
+        double(g_allocations - allocs0) / (double(state.iterations()) * double(funcs.size()));
 }
 
 void BM_CopyFunction(benchmark::State& state) {
