@@ -28,7 +28,7 @@ public:
     CountDown(Function& func, const ControlFlowGraph& cfg, const LoopAnalysis& loops, const CountedLoops& counted,
               CountDownScratch& s)
         : func_(func), dfg_(func.dfg), cfg_(cfg), loops_(loops), counted_(counted), todo_(s.todo), uses_(s.uses),
-          slot_(s.slot), users_(s.users) {}
+          slot_(s.slot), users_(s.users), s_(s) {}
 
     uint32_t run() {
         std::vector<const CountedLoop*>& todo = todo_;
@@ -101,9 +101,11 @@ private:
     }
 
     /// `args` with every parameter of `h` replaced by the same position of
-    /// `with` (the values the header would have received).
-    std::vector<Value> substitute(std::span<const Value> args, Block h, std::span<const Value> with) const {
-        std::vector<Value> out;
+    /// `with` (the values the header would have received), in the
+    /// scratch list (valid until the next call).
+    std::span<const Value> substitute(std::span<const Value> args, Block h, std::span<const Value> with) {
+        std::vector<Value>& out = s_.substituted;
+        out.clear();
         for (Value v : args) {
             const ValueDef d = dfg_.value_def(resolve(v));
             out.push_back(d.is_param() && d.block() == h ? with[d.num] : v);
@@ -186,7 +188,8 @@ private:
 
         // Header parameters live after the loop go through the exit block.
         const auto params = dfg_.block_params(h);
-        std::vector<Value> live_out;
+        std::vector<Value>& live_out = s_.live_out;
+        live_out.clear();
         for (Value p : params) {
             if (p != iv && used_outside(l, p)) live_out.push_back(p);
         }
@@ -207,12 +210,14 @@ private:
         InstructionData& head = dfg_[c.branch];
         const uint32_t out = then_in ? 1 : 0;
         const auto exit_args_span = head.dests[out].args(dfg_.value_lists);
-        const std::vector<Value> exit_args(exit_args_span.begin(), exit_args_span.end());
+        std::vector<Value>& exit_args = s_.exit_args;
+        exit_args.assign(exit_args_span.begin(), exit_args_span.end());
 
         // Preheader: N, and the guard unless the range is known non-empty.
         FuncCursor cur(func_);
         cur.at_inst(pre_jump);
-        std::vector<Value> entry;
+        std::vector<Value>& entry = s_.entry;
+        entry.clear();
         for (Value v : dfg_.branch_destinations(pre_jump)[0].args(dfg_.value_lists)) entry.push_back(v);
         std::optional<Value> guard;
         Value count;
@@ -239,7 +244,8 @@ private:
         note_users(pre_jump);
 
         // Latch: k1 = k - 1, back while nonzero.
-        std::vector<Value> back;
+        std::vector<Value>& back = s_.back;
+        back.clear();
         for (Value v : dfg_.branch_destinations(latch_jump)[0].args(dfg_.value_lists)) back.push_back(v);
         cur.at_inst(latch_jump);
         const Value k1 = cur.ins().isub(iv, cur.ins().iconst(ty, 1));
@@ -283,6 +289,7 @@ private:
     std::vector<uint32_t>& uses_;             // by value (aliases resolved)
     std::vector<uint32_t>& slot_;             // by value: index into users_, or kNone
     std::vector<std::vector<Inst>>& users_;   // instructions using a header parameter of a candidate
+    CountDownScratch& s_;
 };
 
 }  // namespace

@@ -41,7 +41,7 @@ class LoopFormer {
 public:
     LoopFormer(Function& func, PassContext& ctx, LoopFormStats& stats, LoopFormScratch& s)
         : func_(func), dfg_(func.dfg), ctx_(ctx), stats_(stats), dests_(s.dests), args_(s.args), fwd_(s.fwd),
-          differs_(s.differs) {}
+          differs_(s.differs), s_(s) {}
 
     /// Removes invariant header parameters of every loop, inner loops
     /// first, until none is left (removing one can make another invariant).
@@ -68,6 +68,7 @@ private:
     std::vector<Value>& args_;
     std::vector<Value>& fwd_;
     std::vector<uint8_t>& differs_;
+    LoopFormScratch& s_;
 };
 
 void LoopFormer::remove_invariant_params(const ControlFlowGraph& cfg, const LoopAnalysis& loops) {
@@ -176,29 +177,38 @@ void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis&
         same &= l == first;
     }
     if (!exiting || same) return;
-    // One group per innermost source loop, in order of first appearance.
-    std::vector<std::pair<Loop, std::vector<Inst>>> groups;
-    std::vector<Block> last;
+    // One group per innermost source loop, in order of first appearance;
+    // every exiting branch is listed with its group before the first split
+    // changes the predecessors.
+    std::vector<Loop>& groups = s_.exit_loops;
+    std::vector<Block>& last = s_.exit_last;
+    std::vector<std::pair<uint32_t, Inst>>& sources = s_.exit_sources;
+    groups.clear();
+    last.clear();
+    sources.clear();
     for (const BlockPredecessor& p : preds) {
         const auto l = loops.innermost_loop(p.block);
         if (!l || loops.contains(*l, exit)) continue;
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == *l; });
-        if (it == groups.end()) {
-            groups.push_back({*l, {}});
+        const auto g = static_cast<uint32_t>(std::find(groups.begin(), groups.end(), *l) - groups.begin());
+        if (g == groups.size()) {
+            groups.push_back(*l);
             last.push_back(p.block);
-            it = groups.end() - 1;
         }
-        it->second.push_back(p.inst);
-        Block& at = last[it - groups.begin()];
-        if (func_.layout.block_before(at, p.block)) at = p.block;
+        sources.push_back({g, p.inst});
+        if (func_.layout.block_before(last[g], p.block)) last[g] = p.block;
     }
-    for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<Inst>& branches = s_.exit_branches;
+    for (uint32_t g = 0; g < groups.size(); ++g) {
+        branches.clear();
+        for (const auto& [group, inst] : sources) {
+            if (group == g) branches.push_back(inst);
+        }
         // The new block lies in every loop that holds both its sources and
         // `exit`: the deepest of the source loop and its ancestors that
         // contains `exit`.
-        std::optional<Loop> in = groups[g].first;
+        std::optional<Loop> in = groups[g];
         while (in && !loops.contains(*in, exit)) in = loops.parent(*in);
-        added.push_back({split_edges(exit, groups[g].second, last[g]), in});
+        added.push_back({split_edges(exit, branches, last[g]), in});
         ++stats_.exits;
     }
 }

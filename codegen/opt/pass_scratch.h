@@ -26,6 +26,13 @@ struct LoopFormScratch {
     std::vector<Inst> branches;
     std::vector<std::pair<Block, std::optional<Loop>>> added;
     std::vector<Block> blocks;
+    // dedicate_exits: the source loops of one exit block, the last source
+    // block of each, each exiting branch with its group, one group's
+    // branches.
+    std::vector<Loop> exit_loops;
+    std::vector<Block> exit_last;
+    std::vector<std::pair<uint32_t, Inst>> exit_sources;
+    std::vector<Inst> exit_branches;
 };
 
 /// count-down (count_down.cpp): the candidate loops and the use tables;
@@ -35,6 +42,10 @@ struct CountDownScratch {
     std::vector<const CountedLoop*> todo;
     std::vector<uint32_t> uses, slot;
     std::vector<std::vector<Inst>> users;
+    // One rewrite's argument lists: header parameters live after the loop,
+    // the exit's arguments, the preheader's and the latch's arguments to
+    // the header, and the exit's arguments with the header's replaced.
+    std::vector<Value> live_out, exit_args, entry, back, substituted;
 };
 
 /// licm (licm.cpp): loops bucketed by depth, a block's instructions.
