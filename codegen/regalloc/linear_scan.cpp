@@ -555,27 +555,31 @@ std::string Scan::run() {
     order.resize(n);
     uint64_t* keys = order.data();
     for (uint32_t id = 0; id < n; ++id) keys[id] = uint64_t{iv_[id].start} << 32 | id;
-    uint64_t budget = n <= 32 ? uint64_t{n} * n : n >= 512 ? 2 * uint64_t{n} : 0;
-    bool sorted = true;
-    for (uint32_t k = 1; k < n && sorted; ++k) {
-        const uint64_t x = keys[k];
-        uint32_t j = k;
-        for (; j > 0 && keys[j - 1] > x && (sorted = budget > 0); --j, --budget) keys[j] = keys[j - 1];
-        keys[j] = x;
-    }
-    if (!sorted) {
+    // Sorts the keys by insertion; false (the keys left in some order) once
+    // it would move more than `budget` of them.
+    auto insertion_sort = [&](uint64_t budget) {
+        for (uint32_t k = 1; k < n; ++k) {
+            const uint64_t x = keys[k];
+            uint32_t j = k;
+            for (; j > 0 && keys[j - 1] > x; --j) {
+                if (budget-- == 0) {
+                    keys[j] = x;
+                    return false;
+                }
+                keys[j] = keys[j - 1];
+            }
+            keys[j] = x;
+        }
+        return true;
+    };
+    if (!insertion_sort(n <= 32 ? uint64_t{n} * n : n >= 512 ? 2 * uint64_t{n} : 0)) {
         auto& count = s_.work;
         const uint32_t ni = s_.func->num_insts();
         count.assign(ni + 1, 0);
         for (const Interval& it : iv_) ++count[it.start / 4 + 1];
         for (uint32_t i = 0; i < ni; ++i) count[i + 1] += count[i];
         for (uint32_t id = 0; id < n; ++id) keys[count[iv_[id].start / 4]++] = uint64_t{iv_[id].start} << 32 | id;
-        for (uint32_t k = 1; k < n; ++k) {
-            const uint64_t x = keys[k];
-            uint32_t j = k;
-            for (; j > 0 && keys[j - 1] > x; --j) keys[j] = keys[j - 1];
-            keys[j] = x;
-        }
+        insertion_sort(~uint64_t{0});
     }
     initial_next_ = 0;
     const bool full_advance = s_.test_full_advance;
