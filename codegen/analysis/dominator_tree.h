@@ -64,7 +64,7 @@ public:
     bool is_reachable(Block b) const { return node(b).dfs != 0; }
     /// The immediate dominator; none for the entry block and for
     /// unreachable blocks.
-    std::optional<Block> idom(Block b) const { return node(b).idom.expand(); }
+    PackedOption<Block> idom(Block b) const { return node(b).idom; }
     /// Blocks whose idom is `b`, in depth-first order of the CFG.
     std::span<const Block> children(Block b) const;
 

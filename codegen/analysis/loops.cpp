@@ -266,9 +266,9 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
     for (Block b : dt.reverse_postorder()) {
         const auto inner = innermost_loop(b);
         if (!inner) continue;
-        std::optional<Inst> term;
+        PackedOption<Inst> term;
         for (Block s : cfg.successors(b)) {
-            for (std::optional<Loop> m = inner; m && !contains(*m, s); m = parent(*m)) {
+            for (PackedOption<Loop> m = inner; m && !contains(*m, s); m = parent(*m)) {
                 if (!term) term = func.layout.last_inst(b);
                 tagged_.push_back({m->index(), LoopEdge{b, *term, s}});
             }

@@ -135,7 +135,7 @@ public:
     /// Loops without a parent, in preorder.
     std::span<const Loop> top_level() const { return top_level_; }
     Block header(Loop l) const { return loops_[l].header; }
-    std::optional<Loop> parent(Loop l) const { return loops_[l].parent.expand(); }
+    PackedOption<Loop> parent(Loop l) const { return loops_[l].parent; }
     /// Directly nested loops, in reverse postorder of their headers.
     std::span<const Loop> children(Loop l) const;
     /// 1 for an outermost loop.
@@ -146,8 +146,8 @@ public:
     // --- blocks ------------------------------------------------------------------
     /// The innermost loop containing `b`; none outside loops and for
     /// unreachable blocks.
-    std::optional<Loop> innermost_loop(Block b) const {
-        return b.index() < innermost_.size() ? innermost_[b.index()].expand() : std::nullopt;
+    PackedOption<Loop> innermost_loop(Block b) const {
+        return b.index() < innermost_.size() ? innermost_[b.index()] : PackedOption<Loop>();
     }
     /// Loop nesting depth of `b`, 0 outside every loop.
     uint32_t depth(Block b) const {
@@ -159,7 +159,7 @@ public:
         return l && header(*l) == b;
     }
     /// The loop `b` is the header of.
-    std::optional<Loop> loop_of_header(Block b) const { return is_header(b) ? innermost_loop(b) : std::nullopt; }
+    PackedOption<Loop> loop_of_header(Block b) const { return is_header(b) ? innermost_loop(b) : PackedOption<Loop>(); }
     /// Whether `b` is in `l` or in a loop nested in it. O(1).
     bool contains(Loop l, Block b) const {
         auto in = innermost_loop(b);
@@ -185,7 +185,7 @@ public:
     std::span<const LoopEdge> entries(Loop l) const;
     /// The block outside `l` that is the header's only entering predecessor
     /// and whose only successor is the header; none otherwise.
-    std::optional<Block> preheader(Loop l) const { return loops_[l].preheader.expand(); }
+    PackedOption<Block> preheader(Loop l) const { return loops_[l].preheader; }
     /// Edges leaving `l`, grouped by source block in reverse postorder.
     std::span<const LoopEdge> exit_edges(Loop l) const;
     /// Distinct targets of exit_edges(l), in order of first appearance.

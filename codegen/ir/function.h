@@ -20,7 +20,7 @@ public:
     /// Forgets the body and declarations but keeps every table's memory.
     void clear();
 
-    std::optional<Block> entry_block() const { return layout.entry_block(); }
+    PackedOption<Block> entry_block() const { return layout.entry_block(); }
     StackSlot create_stack_slot(StackSlotData data) { return stack_slots.push(data); }
     SigRef import_signature(Signature sig) { return dfg.signatures.push(std::move(sig)); }
     FuncRef import_function(ExtFuncData data) { return dfg.ext_funcs.push(std::move(data)); }

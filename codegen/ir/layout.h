@@ -22,10 +22,10 @@ public:
     void insert_block_after(Block b, Block after);
     /// Unlinks an empty block.
     void remove_block(Block b);
-    std::optional<Block> entry_block() const { return first_block_.expand(); }
-    std::optional<Block> last_block() const { return last_block_.expand(); }
-    std::optional<Block> next_block(Block b) const { return blocks_[b].next.expand(); }
-    std::optional<Block> prev_block(Block b) const { return blocks_[b].prev.expand(); }
+    PackedOption<Block> entry_block() const { return first_block_; }
+    PackedOption<Block> last_block() const { return last_block_; }
+    PackedOption<Block> next_block(Block b) const { return blocks_[b].next; }
+    PackedOption<Block> prev_block(Block b) const { return blocks_[b].prev; }
     bool is_cold(Block b) const { return blocks_[b].cold; }
     void set_cold(Block b, bool cold = true) { blocks_[b].cold = cold; }
 
@@ -34,14 +34,14 @@ public:
     void insert_inst(Inst i, Inst before);
     void insert_inst_after(Inst i, Inst after);
     void remove_inst(Inst i);
-    std::optional<Block> inst_block(Inst i) const { return insts_[i].block.expand(); }
-    std::optional<Inst> first_inst(Block b) const { return blocks_[b].first.expand(); }
-    std::optional<Inst> last_inst(Block b) const { return blocks_[b].last.expand(); }
+    PackedOption<Block> inst_block(Inst i) const { return insts_[i].block; }
+    PackedOption<Inst> first_inst(Block b) const { return blocks_[b].first; }
+    PackedOption<Inst> last_inst(Block b) const { return blocks_[b].last; }
     /// last_inst as one word, for loops over many blocks (see
     /// block_insts_reversed).
     PackedOption<Inst> last_inst_packed(Block b) const { return blocks_[b].last; }
-    std::optional<Inst> next_inst(Inst i) const { return insts_[i].next.expand(); }
-    std::optional<Inst> prev_inst(Inst i) const { return insts_[i].prev.expand(); }
+    PackedOption<Inst> next_inst(Inst i) const { return insts_[i].next; }
+    PackedOption<Inst> prev_inst(Inst i) const { return insts_[i].prev; }
     bool block_is_empty(Block b) const { return !blocks_[b].first.has_value(); }
 
     /// True if `a` comes strictly before `b` in program order. Both must be

@@ -118,7 +118,7 @@ private:
     /// of `p` outside the loop read it.
     void route_through_exit(Loop l, Block e, Value p) {
         const Value ep = dfg_.append_block_param(e, dfg_.value_type(p));
-        std::optional<Inst> last;
+        PackedOption<Inst> last;
         for (const BlockPredecessor& pred : cfg_.predecessors(e)) {
             if (pred.inst == last) continue;  // a brif with both arms into e: once
             last = pred.inst;
@@ -238,7 +238,7 @@ private:
             guard = cur.ins().icmp(c.cond, a, b);
         }
         entry[k] = count;
-        for (std::optional<Inst> i = func_.layout.first_inst(pre); i && *i != pre_jump; i = func_.layout.next_inst(*i))
+        for (PackedOption<Inst> i = func_.layout.first_inst(pre); i && *i != pre_jump; i = func_.layout.next_inst(*i))
             note_users(*i);
         make_branch(pre_jump, guard, h, entry, exit, substitute(exit_args, h, entry));
         note_users(pre_jump);

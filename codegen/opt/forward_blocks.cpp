@@ -23,7 +23,7 @@ public:
         if (forwarders_ == 0) return 0;
         uint32_t redirected = 0;
         for (Block b : func_.layout.blocks()) {
-            std::optional<Inst> last = func_.layout.last_inst(b);
+            PackedOption<Inst> last = func_.layout.last_inst(b);
             if (!last) continue;
             const Opcode op = dfg_[*last].opcode;
             if (op != Opcode::Jump && op != Opcode::Brif) continue;
@@ -62,11 +62,11 @@ private:
     void find_forwarders() {
         jump_of_.assign(dfg_.num_blocks(), Inst());
         passed_.assign(dfg_.num_blocks(), 0);
-        const std::optional<Block> entry = func_.layout.entry_block();
+        const PackedOption<Block> entry = func_.layout.entry_block();
         bool with_params = false;
         for (Block b : func_.layout.blocks()) {
             if (b == entry) continue;
-            std::optional<Inst> first = func_.layout.first_inst(b);
+            PackedOption<Inst> first = func_.layout.first_inst(b);
             if (!first || first != func_.layout.last_inst(b) || dfg_[*first].opcode != Opcode::Jump) continue;
             if (dfg_.branch_destinations(*first)[0].block(dfg_.value_lists) == b) continue;  // `b: jump b`
             jump_of_[b.index()] = *first;
@@ -131,7 +131,7 @@ private:
         std::vector<uint8_t>& referenced = referenced_;
         referenced.assign(dfg_.num_blocks(), 0);
         for (Block b : func_.layout.blocks()) {
-            if (std::optional<Inst> last = func_.layout.last_inst(b)) {
+            if (PackedOption<Inst> last = func_.layout.last_inst(b)) {
                 for (const BlockCall& d : dfg_.branch_destinations(*last)) {
                     referenced[d.block(dfg_.value_lists).index()] = 1;
                 }

@@ -83,7 +83,7 @@ private:
     /// that contains the definition of `v`; 0 when none does.
     uint32_t chain_depth_holding(Loop l, Value v) const {
         const ValueDef def = func_.dfg.value_def(func_.dfg.value_is_alias(v) ? func_.dfg.resolve_aliases(v) : v);
-        std::optional<Block> block;
+        PackedOption<Block> block;
         if (def.is_param()) block = def.block();
         else if (def.is_result()) block = func_.layout.inst_block(def.inst());
         if (!block) return loops_.loop_depth(l);  // not expected in verified IR: keep it in place

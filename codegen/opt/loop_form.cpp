@@ -206,7 +206,7 @@ void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis&
         // The new block lies in every loop that holds both its sources and
         // `exit`: the deepest of the source loop and its ancestors that
         // contains `exit`.
-        std::optional<Loop> in = groups[g];
+        PackedOption<Loop> in = groups[g];
         while (in && !loops.contains(*in, exit)) in = loops.parent(*in);
         added.push_back({split_edges(exit, branches, last[g]), in});
         ++stats_.exits;

@@ -261,14 +261,14 @@ uint8_t scan_pass_needs(const Function& func, uint8_t wanted) {
     // A walked need not wanted starts as found, so the walk neither looks
     // for it nor waits for it; the result is masked at the end.
     uint8_t found = ~wanted & kWalked;
-    if (const std::optional<Block> entry = func.layout.entry_block()) {
-        const std::optional<Inst> last = func.layout.last_inst(*entry);
+    if (const PackedOption<Block> entry = func.layout.entry_block()) {
+        const PackedOption<Inst> last = func.layout.last_inst(*entry);
         if (last && func.dfg[*last].opcode == Opcode::Brif) found |= pass_needs::kEntryBrif;
     }
     if ((wanted & pass_needs::kSelfCall) && declares_self(func)) found |= pass_needs::kSelfCall;
     if ((found & kWalked) == kWalked) return found & wanted;
     for (Block b : func.layout.blocks()) {
-        const std::optional<Inst> first = func.layout.first_inst(b);
+        const PackedOption<Inst> first = func.layout.first_inst(b);
         if (!first) continue;
         const Inst last = *func.layout.last_inst(b);
         if (last == *first && func.dfg[last].opcode == Opcode::Jump) found |= pass_needs::kForwarder;

@@ -29,9 +29,9 @@ bool is_constant(const DataFlowGraph& dfg, Value v) {
 
 uint32_t split_entry_values(Function& func, PassContext& ctx) {
     DataFlowGraph& dfg = func.dfg;
-    const std::optional<Block> entry = func.layout.entry_block();
+    const PackedOption<Block> entry = func.layout.entry_block();
     if (!entry) return 0;
-    const std::optional<Inst> term = func.layout.last_inst(*entry);
+    const PackedOption<Inst> term = func.layout.last_inst(*entry);
     if (!term || dfg[*term].opcode != Opcode::Brif) return 0;
     for (auto i = func.layout.first_inst(*entry); i; i = func.layout.next_inst(*i)) {
         if (is_call(dfg, *i)) return 0;  // the entry needs the frame anyway

@@ -51,7 +51,7 @@ public:
 
     uint32_t run() {
         if (!func_.stack_slots.empty()) return 0;
-        const std::optional<Block> entry = func_.layout.entry_block();
+        const PackedOption<Block> entry = func_.layout.entry_block();
         if (!entry) return 0;
         if (!scan()) return 0;
         Opcode op = Opcode::Nop;
@@ -119,7 +119,7 @@ private:
         if (d.opcode != Opcode::Jump) return false;
         const BlockCall& bc = dfg_.branch_destinations(term)[0];
         const Block to = bc.block(dfg_.value_lists);
-        const std::optional<Inst> ret = func_.layout.first_inst(to);
+        const PackedOption<Inst> ret = func_.layout.first_inst(to);
         if (!ret || dfg_[*ret].opcode != Opcode::Return) return false;
         const std::span<const Value> params = dfg_.block_params(to);
         const std::span<const Value> args = bc.args(dfg_.value_lists);
@@ -142,7 +142,7 @@ private:
         if (s.ok) return;  // a return_call: a plain site as it stands
         const std::span<const Value> results = dfg_.inst_results(s.call);
         std::optional<Inst> acc_inst;
-        std::optional<Inst> i = func_.layout.next_inst(s.call);
+        PackedOption<Inst> i = func_.layout.next_inst(s.call);
         for (; i && !is_terminator(dfg_[*i].opcode); i = func_.layout.next_inst(*i)) {
             if (!effects_of(dfg_[*i].opcode).movable()) return;
             bool reads = false;
@@ -291,7 +291,7 @@ private:
         std::vector<uint32_t>& preds = s_.preds;
         preds.assign(dfg_.num_blocks(), 0);
         for (Block b : func_.layout.blocks()) {
-            const std::optional<Inst> last = func_.layout.last_inst(b);
+            const PackedOption<Inst> last = func_.layout.last_inst(b);
             if (!last) continue;
             for (const BlockCall& bc : dfg_.branch_destinations(*last)) ++preds[bc.block(dfg_.value_lists).index()];
         }
@@ -390,7 +390,7 @@ private:
     /// `x` is pure up to a `return` and reads only its own and `header`'s
     /// values.
     bool pure_return(Block x, Block header) const {
-        const std::optional<Inst> last = func_.layout.last_inst(x);
+        const PackedOption<Inst> last = func_.layout.last_inst(x);
         if (!last || dfg_[*last].opcode != Opcode::Return) return false;
         bool ok = true;
         for (Inst i : func_.layout.block_insts(x)) {

@@ -394,7 +394,7 @@ template <typename F>
 void Dominance::for_each_successor(const Function& func, Block b, F&& f) {
     const DataFlowGraph& dfg = func.dfg;
     const Layout& layout = func.layout;
-    const std::optional<Inst> last = layout.last_inst(b);
+    const PackedOption<Inst> last = layout.last_inst(b);
     if (!last || !dfg.inst_is_valid(*last)) return;
     const InstructionData& d = dfg[*last];
     std::span<const BlockCall> dests;
@@ -421,7 +421,7 @@ void Dominance::compute(const Function& func) {
     order_.assign(nb, 0);
     blocks_.clear();
     edges_.clear();
-    const std::optional<Block> entry = func.layout.entry_block();
+    const PackedOption<Block> entry = func.layout.entry_block();
     if (!entry || entry->index() >= nb) return;
     // In a large function, every block's successors first, in one pass in
     // layout order: the loads of one block do not wait for another's,
@@ -868,7 +868,7 @@ void Verifier::report(std::optional<Inst> inst, std::optional<Block> block, std:
 }
 
 void Verifier::inst_error(Inst inst, std::string message) {
-    std::optional<Block> block = layout_.inst_block(inst);
+    PackedOption<Block> block = layout_.inst_block(inst);
     std::string context = inst.to_string();
     if (dfg_.inst_is_valid(inst) && printable(dfg_[inst])) context += " (" + print_inst(func_, inst) + ")";
     if (block) context += " in " + block->to_string();
@@ -1095,7 +1095,7 @@ void Verifier::verify_block(Block b) {
     cur_pre_ = pre;
     cur_post_ = post;
     verify_block_params(b);
-    const std::optional<Inst> last_inst = layout_.last_inst(b);
+    const PackedOption<Inst> last_inst = layout_.last_inst(b);
     if (!last_inst) {
         block_error(b, b.to_string() + " is empty");
         return;

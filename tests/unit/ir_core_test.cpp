@@ -48,6 +48,41 @@ TEST(EntityTest, PackedOptionUsesReservedIndex) {
     static_assert(sizeof(PackedOption<Inst>) == 4);
 }
 
+// The layout and the analyses return PackedOption; call sites that keep a
+// std::optional convert, and the two agree on none and on the key.
+TEST(EntityTest, PackedOptionConvertsToStdOptional) {
+    const PackedOption<Block> none;
+    const PackedOption<Block> some = Block(7);
+    const std::optional<Block> from_none = none;
+    const std::optional<Block> from_some = some;
+    EXPECT_EQ(from_none, std::nullopt);
+    EXPECT_EQ(from_some, std::optional<Block>(Block(7)));
+    EXPECT_EQ(none.value_or(Block(3)), Block(3));
+    EXPECT_EQ(some.value_or(Block(3)), Block(7));
+    EXPECT_EQ(some->index(), 7u);
+    EXPECT_TRUE(none == std::nullopt);
+    EXPECT_TRUE(some == Block(7));
+    EXPECT_FALSE(some == none);
+}
+
+TEST(LayoutTest, AccessorsReturnNoneAtTheEnds) {
+    Layout layout;
+    EXPECT_FALSE(layout.entry_block());
+    const Block b0(0), b1(1);
+    layout.append_block(b0);
+    layout.append_block(b1);
+    EXPECT_EQ(layout.entry_block(), b0);
+    EXPECT_EQ(layout.last_block(), b1);
+    EXPECT_EQ(layout.next_block(b0), b1);
+    EXPECT_FALSE(layout.next_block(b1));
+    EXPECT_FALSE(layout.prev_block(b0));
+    EXPECT_FALSE(layout.first_inst(b0)) << "an empty block has no instructions";
+    layout.append_inst(Inst(4), b0);
+    EXPECT_EQ(layout.inst_block(Inst(4)), b0);
+    EXPECT_EQ(layout.first_inst(b0), layout.last_inst(b0));
+    EXPECT_FALSE(layout.next_inst(Inst(4)));
+}
+
 TEST(EntityTest, ListPoolGrowsRemovesAndRecycles) {
     ListPool<Value> pool;
     EntityList<Value> a, b;

@@ -223,7 +223,7 @@ private:
     /// Whether the instruction after `inst` is a branch that takes its
     /// condition from the flags `inst` sets (zero_flag_set_by).
     bool flags_read_after(Inst inst) const {
-        std::optional<Inst> next = f_.layout.next_inst(inst);
+        PackedOption<Inst> next = f_.layout.next_inst(inst);
         if (!next || dfg_[*next].opcode != Opcode::Brif) return false;
         return zero_flag_set_by(*next, dfg_[*next].args[0]);
     }
