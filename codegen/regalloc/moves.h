@@ -32,12 +32,46 @@ inline constexpr uint32_t kNoSlot = ~uint32_t{0};
 
 /// Sorts `order`, entries of a 32-bit key above a 32-bit index, into
 /// increasing order; with the indices increasing as built, that is a sort
-/// by key that keeps equal keys in the order they were added. A comparison
-/// sort for short lists; from `radix_from` entries a least-significant-digit
+/// by key that keeps equal keys in the order they were added. The resolver
+/// adds its moves in a few ascending runs (the operands' in instruction
+/// order, then the edges', then the stores'): from 32 entries, up to
+/// kMergedRuns runs are merged, in linear time. Otherwise a comparison sort
+/// for short lists; from `radix_from` entries a least-significant-digit
 /// radix sort over the key's 11-bit digits (only as many as the largest key
 /// has), linear where a comparison sort is not: a 1M-instruction function
-/// has hundreds of thousands of moves. `tmp` is scratch (its capacity kept).
+/// has hundreds of thousands of moves. `tmp` is scratch (its capacity
+/// kept).
 inline void sort_keyed_indices(std::vector<uint64_t>& order, std::vector<uint64_t>& tmp, size_t radix_from = 1024) {
+    if (order.size() < 32) {  // an insertion sort, in effect
+        std::sort(order.begin(), order.end());
+        return;
+    }
+    constexpr size_t kMergedRuns = 8;
+    size_t run_end[kMergedRuns];
+    size_t runs = 0;
+    for (size_t i = 1; i <= order.size() && runs <= kMergedRuns; ++i) {
+        if (i == order.size() || order[i] < order[i - 1]) {
+            if (runs < kMergedRuns) run_end[runs] = i;
+            ++runs;
+        }
+    }
+    if (runs <= kMergedRuns) {
+        // Adjacent runs merged pairwise until one is left.
+        tmp.resize(order.size());
+        while (runs > 1) {
+            size_t from = 0, merged = 0;
+            for (size_t r = 0; r < runs; r += 2) {
+                const size_t mid = run_end[r], end = r + 1 < runs ? run_end[r + 1] : mid;
+                std::merge(order.begin() + from, order.begin() + mid, order.begin() + mid, order.begin() + end,
+                           tmp.begin() + from);
+                run_end[merged++] = end;
+                from = end;
+            }
+            order.swap(tmp);
+            runs = merged;
+        }
+        return;
+    }
     if (order.size() < radix_from) {
         std::sort(order.begin(), order.end());
         return;

@@ -365,5 +365,34 @@ TEST(RegallocMoves, KeyedIndicesSortByKeyKeepingTheOrderAdded) {
     }
 }
 
+// Moves come in a few ascending runs, which are merged (from 32 entries,
+// one to eight runs; from nine, the sorts above): against std::stable_sort
+// by key, with equal keys in different runs, short runs and long ones.
+TEST(RegallocMoves, KeyedIndicesMergeAFewAscendingRuns) {
+    testing::RandomSource rng(12);
+    std::vector<uint64_t> order, tmp;
+    for (size_t runs : {size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{8}, size_t{9}, size_t{40}}) {
+        for (size_t run_len : {size_t{1}, size_t{3}, size_t{5}, size_t{250}}) {
+            std::vector<uint32_t> keys;
+            for (size_t r = 0; r < runs; ++r) {
+                std::vector<uint32_t> run(run_len);
+                for (auto& k : run) k = rng.below(run_len * 2);
+                std::sort(run.begin(), run.end());
+                keys.insert(keys.end(), run.begin(), run.end());
+            }
+            const size_t n = keys.size();
+            order.resize(n);
+            for (size_t i = 0; i < n; ++i) order[i] = uint64_t{keys[i]} << 32 | i;
+            std::vector<uint32_t> expect(n);
+            for (uint32_t i = 0; i < n; ++i) expect[i] = i;
+            std::stable_sort(expect.begin(), expect.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+            sort_keyed_indices(order, tmp);
+            ASSERT_EQ(order.size(), n);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(static_cast<uint32_t>(order[i]), expect[i]) << runs << " runs of " << run_len << ", entry " << i;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace heron::ra
