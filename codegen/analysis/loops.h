@@ -91,9 +91,9 @@ public:
     /// Nothing else is updated (the rows of blocks, latches, entries and
     /// exits, the preheaders): the analysis is no longer the one compute()
     /// would give until refresh_rows() has read the new CFG.
-    void note_new_block(Block b, std::optional<Loop> innermost) {
+    void note_new_block(Block b, PackedOption<Loop> innermost) {
         if (b.index() >= innermost_.size()) innermost_.resize(b.index() + 1);
-        innermost_[b.index()] = innermost ? PackedOption<Loop>(*innermost) : PackedOption<Loop>();
+        innermost_[b.index()] = innermost;
     }
     /// The update after forward-blocks removed blocks that only jumped on
     /// (`removed[b]` nonzero), with `cfg` and `domtree` already updated

@@ -37,9 +37,6 @@ public:
     PackedOption<Block> inst_block(Inst i) const { return insts_[i].block; }
     PackedOption<Inst> first_inst(Block b) const { return blocks_[b].first; }
     PackedOption<Inst> last_inst(Block b) const { return blocks_[b].last; }
-    /// last_inst as one word, for loops over many blocks (see
-    /// block_insts_reversed).
-    PackedOption<Inst> last_inst_packed(Block b) const { return blocks_[b].last; }
     PackedOption<Inst> next_inst(Inst i) const { return insts_[i].next; }
     PackedOption<Inst> prev_inst(Inst i) const { return insts_[i].prev; }
     bool block_is_empty(Block b) const { return !blocks_[b].first.has_value(); }
@@ -95,13 +92,10 @@ public:
     /// Instructions of `b` in order. Removing the current instruction while
     /// iterating is not allowed; advance first.
     Range<InstIter> block_insts(Block b) const { return {{this, blocks_[b].first}, {this, {}}}; }
-    /// Instructions of `b` from the last to the first (the position is a
-    /// PackedOption, one word, where a loop over prev_inst's std::optional
-    /// keeps a value and a flag that a compiler may spill and reload as
-    /// one: a store-forwarding stall per instruction).
+    /// Instructions of `b` from the last to the first.
     Range<InstRevIter> block_insts_reversed(Block b) const { return {{this, blocks_[b].last}, {this, {}}}; }
     /// The instructions after `i` in its block, in order, and those before
-    /// it, nearest first (one-word positions, as block_insts_reversed).
+    /// it, nearest first.
     Range<InstIter> insts_after(Inst i) const { return {{this, insts_.get_unchecked(i).next}, {this, {}}}; }
     Range<InstRevIter> insts_before(Inst i) const { return {{this, insts_.get_unchecked(i).prev}, {this, {}}}; }
 

@@ -42,7 +42,7 @@ void for_each_block_prefetching_terminators(const Function& func, std::vector<Bl
     }
     const InstructionData* insts = func.dfg.inst_data();
     auto fetch = [&](Block b) {
-        const PackedOption<Inst> last = func.layout.last_inst_packed(b);
+        const PackedOption<Inst> last = func.layout.last_inst(b);
         if (last.has_value() && last.value().index() < ni) prefetch(insts + last.value().index());
     };
     constexpr size_t kAhead = 8;

@@ -24,7 +24,7 @@ void BlockOrder::gather_destinations(const Function& f) {
     dest_blocks_.clear();
     dest_calls_.clear();
     auto gather = [&](Block b) {
-        const PackedOption<Inst> last = f.layout.last_inst_packed(b);
+        const PackedOption<Inst> last = f.layout.last_inst(b);
         if (!last.has_value()) return;
         const auto dests = dfg.branch_destinations(last.value());
         block_row_[b.index()] = {static_cast<uint32_t>(dest_blocks_.size()), static_cast<uint32_t>(dests.size())};

@@ -53,7 +53,7 @@ public:
     Block split_edges(Block target, const std::vector<Inst>& branches, std::optional<Block> after);
     /// Appends each new block to `added` with its innermost loop.
     void dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit,
-                        std::vector<std::pair<Block, std::optional<Loop>>>& added);
+                        std::vector<std::pair<Block, PackedOption<Loop>>>& added);
 
 private:
     /// A br_table's table may be shared with another br_table: give this
@@ -166,7 +166,7 @@ Block LoopFormer::split_edges(Block target, const std::vector<Inst>& branches, s
 }
 
 void LoopFormer::dedicate_exits(const ControlFlowGraph& cfg, const LoopAnalysis& loops, Block exit,
-                                std::vector<std::pair<Block, std::optional<Loop>>>& added) {
+                                std::vector<std::pair<Block, PackedOption<Loop>>>& added) {
     auto preds = cfg.predecessors(exit);
     if (preds.empty()) return;
     bool exiting = false, same = true;
@@ -231,7 +231,7 @@ bool form_loops(Function& func, PassContext& ctx, LoopFormStats& stats, std::str
     // loop's parent (every entering edge comes from inside each enclosing
     // loop, or it would enter that loop at a block other than its header),
     // a merged latch in the loop itself. Old blocks keep their loops.
-    std::vector<std::pair<Block, std::optional<Loop>>>& added = scratch.added;
+    std::vector<std::pair<Block, PackedOption<Loop>>>& added = scratch.added;
     added.clear();
     for (Loop l : loops->loops()) {
         const Block header = loops->header(l);

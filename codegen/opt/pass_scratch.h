@@ -24,7 +24,7 @@ struct LoopFormScratch {
     std::vector<Value> args, fwd;
     std::vector<uint8_t> differs;
     std::vector<Inst> branches;
-    std::vector<std::pair<Block, std::optional<Loop>>> added;
+    std::vector<std::pair<Block, PackedOption<Loop>>> added;
     std::vector<Block> blocks;
     // dedicate_exits: the source loops of one exit block, the last source
     // block of each, each exiting branch with its group, one group's
