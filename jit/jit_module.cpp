@@ -233,7 +233,13 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
     }
     VerifierErrors& errs = impl_->verifier_errors;
     errs.clear();
-    if (!verify_function(func, errs, impl_->verifier)) {
+    // With an optimizer, the verifier builds the CFG and dominator tree in
+    // the optimizer's pass context: the pipeline would compute the same on
+    // the copy.
+    VerifierAnalyses built;
+    if (impl_->optimizer) built = {&impl_->optimizer->cfg_storage(), &impl_->optimizer->domtree_storage()};
+    if (!(impl_->optimizer ? verify_function(func, errs, impl_->verifier, built)
+                           : verify_function(func, errs, impl_->verifier))) {
         return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
     }
     const Function* to_compile = &func;
@@ -247,7 +253,7 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
     if ((needs & pass_needs::kSelfCall) && name_key(func.name) != f.name) needs &= ~pass_needs::kSelfCall;
     if (impl_->optimizer && impl_->optimizer->may_change(needs)) {
         impl_->scratch = func;
-        if (auto e = impl_->optimizer->run(impl_->scratch, needs))
+        if (auto e = impl_->optimizer->run(impl_->scratch, needs, built.computed))
             return JitError{"cannot optimize %" + f.name + ": " + *e};
         to_compile = &impl_->scratch;
         known.loops = impl_->optimizer->loops();

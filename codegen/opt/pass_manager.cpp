@@ -48,9 +48,10 @@ std::string PropertySet::to_string() const {
 
 // --- PassContext ---------------------------------------------------------------------
 
-void PassContext::bind(Function& func) {
+void PassContext::bind(Function& func, bool cfg_and_domtree_current) {
     func_ = &func;
     valid_ = {};
+    if (cfg_and_domtree_current) valid_ = {Property::CfgValid, Property::DomTreeValid};
     cfg_state_ = CfgState::FromFunction;
     loop_error_.reset();
     for (uint32_t& c : computations_) c = 0;
@@ -345,8 +346,8 @@ std::optional<std::string> PassManager::ensure(const Pass& pass, bool skipped) {
     return std::nullopt;
 }
 
-std::optional<std::string> PassManager::run(Function& func, uint8_t present) {
-    ctx_.bind(func);
+std::optional<std::string> PassManager::run(Function& func, uint8_t present, bool cfg_and_domtree_current) {
+    ctx_.bind(func, cfg_and_domtree_current);
     held_ = {};
     skipped_ = 0;
     repeats_skipped_ = 0;

@@ -86,7 +86,13 @@ private:
 /// the analyses of the previous function but keeps their memory.
 class PassContext {
 public:
-    void bind(Function& func);
+    /// `cfg_and_domtree_current`: the caller computed both into
+    /// cfg_storage() and domtree_storage() for a function with the blocks,
+    /// branches and ids of `func` (the JIT: the verifier built them on the
+    /// function `func` was copied from); they are taken as current.
+    void bind(Function& func, bool cfg_and_domtree_current = false);
+    ControlFlowGraph& cfg_storage() { return cfg_; }
+    DominatorTree& domtree_storage() { return domtree_; }
     Function& function() { return *func_; }
 
     const ControlFlowGraph& cfg();
@@ -263,7 +269,8 @@ public:
     std::optional<std::string> run(Function& func) { return run(func, scan_pass_needs(func)); }
     /// The same, for a caller that has scanned `func` already (`present`
     /// must be scan_pass_needs(func), e.g. of the function it copied).
-    std::optional<std::string> run(Function& func, uint8_t present);
+    /// `cfg_and_domtree_current`: as in PassContext::bind.
+    std::optional<std::string> run(Function& func, uint8_t present, bool cfg_and_domtree_current = false);
     /// False when no pass of the pipeline can change `func` (each one's
     /// needs are missing): run() would then leave it as it is.
     bool may_change(const Function& func) const { return may_change(scan_pass_needs(func)); }

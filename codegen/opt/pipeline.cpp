@@ -33,9 +33,9 @@ Optimizer::Optimizer(OptLevel level, bool verify_each) : level_(level), pm_(mana
     HERON_ASSERT(!err && "opt_pipeline names only registered passes");
 }
 
-std::optional<std::string> Optimizer::run(Function& func, uint8_t present) {
+std::optional<std::string> Optimizer::run(Function& func, uint8_t present, bool cfg_and_domtree_current) {
     if (pm_.pipeline().empty()) return std::nullopt;
-    auto err = pm_.run(func, present);
+    auto err = pm_.run(func, present, cfg_and_domtree_current);
     if (!err) return std::nullopt;
     // Every pass of the pipeline requires the loops, so an irreducible CFG
     // stops the first one before it edits anything: nothing to do here.

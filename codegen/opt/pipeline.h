@@ -75,7 +75,15 @@ public:
     /// The same with the function's scan_pass_needs, found by the caller
     /// (the JIT scans the caller's function once, for may_change, and
     /// runs the pipeline on its copy).
-    std::optional<std::string> run(Function& func, uint8_t present);
+    /// `cfg_and_domtree_current`: the caller built the CFG and dominator
+    /// tree of the function `func` was copied from into cfg_storage() and
+    /// domtree_storage() (the JIT, through VerifierAnalyses), so the
+    /// pipeline's first pass need not compute them.
+    std::optional<std::string> run(Function& func, uint8_t present, bool cfg_and_domtree_current = false);
+    ControlFlowGraph& cfg_storage() { return pm_.context().cfg_storage(); }
+    /// The pass context of the last run() (its analyses and counts).
+    const PassContext& context() const { return pm_.context(); }
+    DominatorTree& domtree_storage() { return pm_.context().domtree_storage(); }
     /// False when run() would certainly leave `func` as it is (no pass
     /// finds what it works on: an acyclic function without forwarding
     /// blocks). The JIT then compiles the caller's function without copying.

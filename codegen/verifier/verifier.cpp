@@ -611,15 +611,17 @@ using Tables = VerifierContext::Tables;
 
 class Verifier {
 public:
-    Verifier(const Function& func, VerifierErrors& errors, VerifierContext::Tables& t)
+    /// `out`: build the graph and tree there (VerifierAnalyses).
+    Verifier(const Function& func, VerifierErrors& errors, VerifierContext::Tables& t, VerifierAnalyses* out)
         : func_(func),
           dfg_(func.dfg),
           layout_(func.layout),
           errors_(errors),
           dominance_(t.dominance),
-          cfg_(t.cfg),
-          domtree_(t.domtree),
+          cfg_(out ? *out->cfg : t.cfg),
+          domtree_(out ? *out->domtree : t.domtree),
           quick_(detail::quick_paths),
+          tree_(out || !quick_),
           resolved_(t.resolved),
           uses_(t.uses),
           alias_state_(t.alias_state),
@@ -630,6 +632,8 @@ public:
           expected_(t.expected) {}
 
     bool run();
+    /// After run(): no graph was built (one block, or no entry).
+    bool single_block() const { return single_block_; }
 
 private:
     // --- reporting --------------------------------------------------------------
@@ -774,19 +778,19 @@ private:
     // --- dominance (the dominator tree, or the single block) -------------------------------
     bool reachable(Block b) const {
         if (single_block_) return b == *entry_;
-        return quick_ ? dominance_.reachable(b) : domtree_.is_reachable(b);
+        return tree_ ? domtree_.is_reachable(b) : dominance_.reachable(b);
     }
     uint32_t dom_preorder(Block b) const {
         if (single_block_) return 0;
-        return quick_ ? dominance_.preorder(b) : domtree_.dom_preorder(b);
+        return tree_ ? domtree_.dom_preorder(b) : dominance_.preorder(b);
     }
     uint32_t dom_postorder(Block b) const {
         if (single_block_) return 0;
-        return quick_ ? dominance_.postorder(b) : domtree_.dom_postorder(b);
+        return tree_ ? domtree_.dom_postorder(b) : dominance_.postorder(b);
     }
     bool dominates(Block a, Block b) const {
         if (single_block_) return a == *entry_ && b == *entry_;
-        return quick_ ? dominance_.dominates(a, b) : domtree_.dominates(a, b);
+        return tree_ ? domtree_.dominates(a, b) : dominance_.dominates(a, b);
     }
 
     // --- helpers ----------------------------------------------------------------------
@@ -836,6 +840,7 @@ private:
     ControlFlowGraph& cfg_;
     DominatorTree& domtree_;
     const bool quick_;  // detail::set_verifier_quick_paths
+    const bool tree_;   // dominance from cfg_ and domtree_, not dominance_
     std::vector<Value>& resolved_;
     std::vector<UseInfo>& uses_;
     std::vector<uint8_t>& alias_state_;
@@ -893,7 +898,7 @@ bool Verifier::run() {
     // One block: it dominates itself and is the only reachable one, no
     // graph to build (most small functions a JIT compiles).
     single_block_ = entry_ && layout_.last_block() == entry_ && dfg_.block_is_valid(*entry_);
-    if (!single_block_ && quick_) {
+    if (!single_block_ && !tree_) {
         dominance_.compute(func_);
     } else if (!single_block_) {
         cfg_.compute(func_);
@@ -1857,9 +1862,21 @@ std::string Verifier::describe_def(const ValueDef& def) const {
 
 }  // namespace
 
-bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context) {
+bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context, VerifierAnalyses* out) {
     if (!context.tables_) context.tables_ = std::make_unique<VerifierContext::Tables>();  // moved from
-    return Verifier(func, errors, *context.tables_).run();
+    Verifier v(func, errors, *context.tables_, out);
+    const bool ok = v.run();
+    if (out) out->computed = ok && !v.single_block();
+    return ok;
+}
+
+bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context) {
+    return verify_function(func, errors, context, nullptr);
+}
+
+bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context, VerifierAnalyses& out) {
+    HERON_ASSERT(out.cfg && out.domtree && "VerifierAnalyses: set both");
+    return verify_function(func, errors, context, &out);
 }
 
 bool verify_function(const Function& func, VerifierErrors& errors) {

@@ -12,6 +12,10 @@
 
 namespace heron {
 
+class ControlFlowGraph;
+class DominatorTree;
+struct VerifierAnalyses;
+
 struct VerifierError {
     std::optional<Inst> inst;    // the offending instruction, if any
     std::optional<Block> block;  // the block it is in (or the offending block)
@@ -40,7 +44,7 @@ public:
     struct Tables;
 
 private:
-    friend bool verify_function(const Function&, VerifierErrors&, VerifierContext&);
+    friend bool verify_function(const Function&, VerifierErrors&, VerifierContext&, VerifierAnalyses*);
     std::unique_ptr<Tables> tables_;
 };
 
@@ -49,6 +53,21 @@ private:
 /// instructions in order. Never aborts on dangling references or a
 /// malformed layout.
 bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context);
+
+/// Where the verifier builds the control-flow graph and dominator tree it
+/// checks dominance with, for a caller that needs them next (the JIT hands
+/// them to the optimizer, which would compute the same). `computed` comes
+/// back true when both hold the analyses of the function verified: it
+/// verified and has more than one block (one block needs no graph, and
+/// none is built).
+struct VerifierAnalyses {
+    ControlFlowGraph* cfg = nullptr;
+    DominatorTree* domtree = nullptr;
+    bool computed = false;
+};
+/// verify_function with the graph and tree built in `out` (both must be
+/// set) instead of the verifier's own dominance tables.
+bool verify_function(const Function& func, VerifierErrors& errors, VerifierContext& context, VerifierAnalyses& out);
 /// The same with tables of its own (allocated for this call).
 bool verify_function(const Function& func, VerifierErrors& errors);
 

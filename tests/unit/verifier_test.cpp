@@ -5,10 +5,13 @@
 // messages, so a cascade of follow-up errors would fail it as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "codegen/analysis/cfg.h"
+#include "codegen/analysis/dominator_tree.h"
 #include "codegen/ir/cursor.h"
 #include "codegen/ir/function.h"
 #include "codegen/ir/parser.h"
@@ -1112,20 +1115,55 @@ block3:
 }
 )";
 
+/// What differs between the graph and tree VerifierAnalyses built for `g`
+/// and ones computed afresh ("" when nothing).
+std::string built_analyses_difference(const Function& g, const ControlFlowGraph& cfg, const DominatorTree& dt) {
+    ControlFlowGraph fresh_cfg;
+    fresh_cfg.compute(g);
+    DominatorTree fresh_dt(g, fresh_cfg);
+    auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
+    if (!same(dt.reverse_postorder(), fresh_dt.reverse_postorder())) return "reverse postorder";
+    for (uint32_t i = 0; i < g.dfg.num_blocks(); ++i) {
+        const Block b(i);
+        if (!same(cfg.successors(b), fresh_cfg.successors(b))) return "successors of " + b.to_string();
+        if (cfg.predecessors(b).size() != fresh_cfg.predecessors(b).size()) return "predecessors of " + b.to_string();
+        if (dt.idom(b) != fresh_dt.idom(b)) return "idom of " + b.to_string();
+        if (dt.is_reachable(b) && (dt.dom_preorder(b) != fresh_dt.dom_preorder(b) ||
+                                   dt.dom_postorder(b) != fresh_dt.dom_postorder(b)))
+            return "tree numbers of " + b.to_string();
+    }
+    return "";
+}
+
 /// Both verdicts on `g`, compared error by error (text, place, instruction,
-/// block). Returns whether it was rejected.
+/// block); and a third, the quick paths with dominance from the graph and
+/// tree built in VerifierAnalyses (as the JIT verifies), whose analyses
+/// must be those of `g` when it says it built them. Returns whether it was
+/// rejected.
 bool same_as_full_checks(const Function& g, VerifierContext& quick, VerifierContext& full, const std::string& what) {
-    VerifierErrors q, a;
+    VerifierErrors q, a, t;
     const bool ok_q = verify_function(g, q, quick);
     detail::set_verifier_quick_paths(false);
     const bool ok_a = verify_function(g, a, full);
     detail::set_verifier_quick_paths(true);
+    static VerifierContext with_tree;
+    static ControlFlowGraph cfg;
+    static DominatorTree dt;
+    VerifierAnalyses built{&cfg, &dt};
+    const bool ok_t = verify_function(g, t, with_tree, built);
     EXPECT_EQ(ok_q, ok_a) << what;
+    EXPECT_EQ(ok_t, ok_a) << what;
     EXPECT_EQ(format_verifier_errors(q), format_verifier_errors(a)) << what;
+    EXPECT_EQ(format_verifier_errors(t), format_verifier_errors(a)) << what;
     EXPECT_EQ(q.size(), a.size()) << what;
     for (size_t i = 0; i < std::min(q.size(), a.size()); ++i) {
         EXPECT_EQ(q[i].inst, a[i].inst) << what;
         EXPECT_EQ(q[i].block, a[i].block) << what;
+    }
+    const bool one_block = g.layout.entry_block() && g.layout.entry_block() == g.layout.last_block();
+    EXPECT_EQ(built.computed, ok_t && !one_block) << what;
+    if (built.computed) {
+        EXPECT_EQ(built_analyses_difference(g, cfg, dt), "") << what;
     }
     return !ok_a;
 }
