@@ -170,7 +170,8 @@ public:
     const V& default_value() const { return default_; }
 
 private:
-    void grow(size_t n) {
+    // Out of line, so that operator[] stays small enough to inline.
+    [[gnu::noinline]] void grow(size_t n) {
         // The common growth is by one (entities made in order): push_back
         // doubles the capacity itself and copies one default.
         if (n == elems_.size() + 1) {
