@@ -289,9 +289,11 @@ std::string build_liveness(Context::Impl& s) {
         if (param_live(f.params[p])) ++use_begin[f.params[p].index() + 1];
     for (uint32_t e = 0; e < f.succs.size(); ++e) {
         const uint32_t t = f.succs[e];
-        for (uint32_t k = 0; k < f.branch_args_begin[e + 1] - f.branch_args_begin[e]; ++k)
-            if (param_live(f.params[f.params_begin[t] + k]))
-                ++use_begin[f.branch_args[f.branch_args_begin[e] + k].index() + 1];
+        const VReg* args = f.branch_args.data() + f.branch_args_begin[e];
+        const VReg* params = f.params.data() + f.params_begin[t];
+        const uint32_t n = f.branch_args_begin[e + 1] - f.branch_args_begin[e];
+        for (uint32_t k = 0; k < n; ++k)
+            if (param_live(params[k])) ++use_begin[args[k].index() + 1];
     }
     for (uint32_t v = 0; v < nv; ++v) use_begin[v + 1] += use_begin[v];
     s.uses.resize(use_begin[nv]);
@@ -509,11 +511,15 @@ std::string build_liveness(Context::Impl& s) {
         }
         for (uint32_t e = f.succs_begin[b]; e < f.succs_begin[b + 1]; ++e) {
             const uint32_t t = f.succs[e];
-            for (uint32_t k = 0; k < f.branch_args_begin[e + 1] - f.branch_args_begin[e]; ++k) {
-                const VReg a = f.branch_args[f.branch_args_begin[e] + k];
+            // (Bounds and rows read once: the stores to uses may alias them.)
+            const VReg* args = f.branch_args.data() + f.branch_args_begin[e];
+            const VReg* params = f.params.data() + f.params_begin[t];
+            const uint32_t n = f.branch_args_begin[e + 1] - f.branch_args_begin[e];
+            const uint32_t edge_end = s.block_end(b);
+            for (uint32_t k = 0; k < n; ++k) {
+                const VReg a = args[k];
                 uses_ok &= use_ok(a);
-                if (param_live(f.params[f.params_begin[t] + k]))
-                    append_use(a.index(), {pos_after(last), s.block_end(b), 0, kNoHint, kUseEdge});
+                if (param_live(params[k])) append_use(a.index(), {pos_after(last), edge_end, 0, kNoHint, kUseEdge});
             }
         }
     }
@@ -554,7 +560,11 @@ std::string build_liveness(Context::Impl& s) {
     uint32_t* first_interval = s.first_interval.data();
     if (s.spill_slot.size() < nv) s.spill_slot.resize(nv);  // written for every vreg with an interval
     uint32_t* spill_slot = s.spill_slot.data();
-    std::vector<uint32_t>& stack = s.work;
+    // The search's stack of blocks: each at most once per vreg.
+    if (s.work.size() < nb) s.work.resize(nb);
+    uint32_t* const stack = s.work.data();
+    const uint32_t* const preds_begin = f.preds_begin.data();
+    const uint32_t* const preds = f.preds.data();
     const uint32_t* insts_begin = f.block_insts_begin.data();
     // Every vreg with a use gets at least one range: room for one each up
     // front (the array is kept between calls, so this grows it once).
@@ -580,13 +590,13 @@ std::string build_liveness(Context::Impl& s) {
         } else {
             const uint32_t stamp = stamp_base + v + 1;
             const size_t livein_mark = s.livein_pairs.size();
-            stack.clear();
+            uint32_t depth = 0;
             auto mark_live_in = [&](uint32_t b) -> bool {
                 if (li_stamp[b] == stamp) return true;
                 if (b == 0) return false;
                 li_stamp[b] = stamp;
                 s.livein_pairs.push_back({b, v});
-                stack.push_back(b);
+                stack[depth++] = b;
                 return true;
             };
             bool ok = true;
@@ -606,11 +616,12 @@ std::string build_liveness(Context::Impl& s) {
                 } else if (u.pos < def_pos[v]) {
                     return "inst" + to_string(u.pos / 4) + ": " + vname(v) + " used before its definition";
                 }
-                while (ok && !stack.empty()) {
-                    const uint32_t x = stack.back();
-                    stack.pop_back();
-                    for (uint32_t k2 = f.preds_begin[x]; k2 < f.preds_begin[x + 1] && ok; ++k2) {
-                        const uint32_t q = f.preds[k2];
+                while (ok && depth != 0) {
+                    const uint32_t x = stack[--depth];
+                    // (The bound is read once: lo_stamp's stores may alias it.)
+                    const uint32_t pe = preds_begin[x + 1];
+                    for (uint32_t k2 = preds_begin[x]; k2 < pe && ok; ++k2) {
+                        const uint32_t q = preds[k2];
                         lo_stamp[q] = stamp;
                         if (q != d) ok = mark_live_in(q);
                     }
