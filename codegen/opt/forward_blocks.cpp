@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/analysis/cfg.h"
+#include "codegen/analysis/dominator_tree.h"
 
 #include "codegen/opt/pass_manager.h"
 
@@ -14,9 +15,10 @@ namespace {
 
 class Forwarder {
 public:
-    Forwarder(Function& func, ForwardScratch& s)
-        : func_(func), dfg_(func.dfg), jump_of_(s.jump_of), args_(s.args), mapped_(s.mapped), passed_(s.passed),
-          referenced_(s.referenced), dead_(s.dead) {}
+    /// `dt`: the current dominator tree, if the context holds one.
+    Forwarder(Function& func, ForwardScratch& s, const DominatorTree* dt)
+        : func_(func), dfg_(func.dfg), dt_(dt), jump_of_(s.jump_of), args_(s.args), mapped_(s.mapped),
+          passed_(s.passed), referenced_(s.referenced), dead_(s.dead) {}
 
     uint32_t run() {
         find_forwarders();
@@ -51,6 +53,7 @@ public:
 private:
     Function& func_;
     DataFlowGraph& dfg_;
+    const DominatorTree* dt_;
     std::vector<Inst>& jump_of_;  // per block: its lone jump, or invalid
     uint32_t forwarders_ = 0;
     std::vector<Value>& args_;
@@ -64,18 +67,29 @@ private:
         passed_.assign(dfg_.num_blocks(), 0);
         const PackedOption<Block> entry = func_.layout.entry_block();
         bool with_params = false;
+        // Whether a forwarder with parameters dominates another block, or
+        // some block is unreachable (where uses are not checked for
+        // dominance).
+        bool may_use_elsewhere = !dt_;
+        uint32_t in_layout = 0;
         for (Block b : func_.layout.blocks()) {
+            ++in_layout;
             if (b == entry) continue;
             PackedOption<Inst> first = func_.layout.first_inst(b);
             if (!first || first != func_.layout.last_inst(b) || dfg_[*first].opcode != Opcode::Jump) continue;
             if (dfg_.branch_destinations(*first)[0].block(dfg_.value_lists) == b) continue;  // `b: jump b`
             jump_of_[b.index()] = *first;
-            with_params |= dfg_.num_block_params(b) != 0;
+            if (dfg_.num_block_params(b) == 0) continue;
+            with_params = true;
+            may_use_elsewhere = may_use_elsewhere || !dt_->is_reachable(b) || !dt_->children(b).empty();
         }
+        if (dt_ && dt_->reverse_postorder().size() != in_layout) may_use_elsewhere = true;
         // A forwarder's parameters may be used further down the blocks it
         // dominates (a header that jumps into its body): such a block stays.
-        // (A walk over every operand, needless when no forwarder has any.)
-        if (with_params) find_params_used_elsewhere();
+        // (A walk over every operand, needless when no forwarder has any,
+        // or none dominates another block and every block is reachable:
+        // then only its own jump can use them.)
+        if (with_params && may_use_elsewhere) find_params_used_elsewhere();
         for (Block b : func_.layout.blocks()) forwarders_ += forwarding_jump(b).is_valid();
     }
 
@@ -153,7 +167,7 @@ private:
 
 uint32_t remove_forwarding_blocks(Function& func, PassContext& ctx) {
     ForwardScratch& scratch = ctx.scratch().forward_blocks;
-    Forwarder f(func, scratch);
+    Forwarder f(func, scratch, ctx.valid().contains(Property::DomTreeValid) ? &ctx.domtree() : nullptr);
     const uint32_t redirected = f.run();
     if (redirected == 0) return 0;
     // The analyses the context holds follow the edit when they can.
