@@ -358,6 +358,8 @@ std::optional<std::string> PassManager::run(Function& func, uint8_t present, boo
     // A pass that builds the region tree (produces Structured) writes the
     // context, not only the IR (remove-break edits the tree): it always runs.
     auto is_repeat = [&](size_t k) {
+        const Pass& p = *pipeline_[k];
+        if (p.only_produces && !p.produced.empty() && held_.contains_all(p.produced)) return true;
         if (pipeline_[k]->produced.contains(Property::Structured)) return false;
         for (size_t j = 0; j < k; ++j) {
             if (pipeline_[j] == pipeline_[k] && idle_at_[j] == changes) return true;

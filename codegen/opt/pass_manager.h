@@ -67,6 +67,7 @@ public:
         for (Property p : ps) bits_ |= bit(p);
     }
     constexpr bool contains(Property p) const { return bits_ & bit(p); }
+    constexpr bool contains_all(PropertySet s) const { return (bits_ & s.bits_) == s.bits_; }
     constexpr void insert(Property p) { bits_ |= bit(p); }
     constexpr void insert(PropertySet s) { bits_ |= s.bits_; }
     constexpr void erase(PropertySet s) { bits_ &= ~s.bits_; }
@@ -230,6 +231,10 @@ struct Pass {
     PropertySet invalidated;  // when the pass reports a change
     PassResult (*run)(Function& func, PassContext& ctx);
     uint8_t needs;  // pass_needs: all of them must be present for the pass to run
+    /// Its only work is making `produced` hold (loop-form): while they
+    /// all hold, a run would change nothing, and the pass manager skips
+    /// it as a repeat.
+    bool only_produces = false;
 };
 
 /// The passes `--passes=` can name, in a stable order.

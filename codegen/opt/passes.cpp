@@ -59,7 +59,7 @@ const Pass kPasses[] = {
     // current (PassContext::keep_loop_nest).
     {"loop-form", "preheaders, single latches, dedicated exits, no invariant header parameters",
      {Property::LoopsValid}, {Property::LoopForm}, {Property::CountedLoopsKnown, Property::Structured}, run_loop_form,
-     pass_needs::kCycle},
+     pass_needs::kCycle, /*only_produces=*/true},
     // Moves instructions only: the CFG and the loops stay as they are. A
     // counted loop's bound must be defined outside the loop, which a hoist
     // can make true (PassContext::stale_analysis checks the claim).

@@ -656,10 +656,12 @@ TEST(PassManagerTest, LoopPassesSkipAcyclicFunctionsWithoutAnalyses) {
 TEST(PassManagerTest, RepeatOfAPassThatChangedNothingIsSkipped) {
     PassManager pm(verifying());
     ASSERT_FALSE(pm.add_pipeline("loop-form,licm,loop-form"));
-    // The first loop-form adds a preheader: the second one runs.
+    // The first loop-form adds a preheader, and licm, which changes the
+    // function, keeps loop form: the second loop-form, whose only work is
+    // loop form (Pass::only_produces), is skipped too.
     Function l = parse_one(kTwoEntries);
     ASSERT_FALSE(pm.run(l));
-    EXPECT_EQ(pm.repeats_skipped(), 0u);
+    EXPECT_EQ(pm.repeats_skipped(), 1u);
     // On that output loop-form and licm change nothing: the second
     // loop-form meets the function the first one left alone.
     const std::string formed = print_function(l);
@@ -667,6 +669,30 @@ TEST(PassManagerTest, RepeatOfAPassThatChangedNothingIsSkipped) {
     EXPECT_EQ(pm.repeats_skipped(), 1u);
     EXPECT_EQ(pm.skipped(), 0u);
     EXPECT_EQ(print_function(l), formed);
+    // A pass that drops loop form (count-down, when it rewrites a loop)
+    // makes the next loop-form run.
+    PassManager cd(verifying());
+    ASSERT_FALSE(cd.add_pipeline("loop-form,count-down,loop-form"));
+    Function c = parse_one(R"(
+function %sum(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 0
+    v2 = iconst.i64 1
+    jump block1(v1, v1)
+block1(v3: i64, v4: i64):
+    v5 = icmp slt v3, v0
+    brif v5, block2, block3
+block2:
+    v6 = iadd v4, v0
+    v7 = iadd v3, v2
+    jump block1(v7, v6)
+block3:
+    return v4
+}
+)");
+    ASSERT_FALSE(cd.run(c));
+    EXPECT_NE(print_function(c).find("isub"), std::string::npos) << print_function(c);  // rewritten
+    EXPECT_EQ(cd.repeats_skipped(), 0u);
     // Still in loop form, with the loops current for the block order.
     EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
     EXPECT_NE(pm.context().current_loops(), nullptr);
