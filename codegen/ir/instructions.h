@@ -117,6 +117,7 @@ struct OpcodeInfo {
     CtrlSource ctrl;
     Typing typing;
     uint8_t flags;
+    uint8_t fixed_args;  // format_fixed_args(format), read without the switch
 };
 
 namespace detail {
@@ -126,7 +127,8 @@ inline constexpr uint8_t VAR = kVarResults;
 // index past the end (the tail entries are never used by valid opcodes).
 inline constexpr OpcodeInfo kOpcodeInfo[256] = {
 #define HERON_OPCODE(E, ident, text, fmt, res, ctrl, typing, flags) \
-    {text, InstructionFormat::fmt, res, CtrlSource::ctrl, Typing::typing, flags},
+    {text, InstructionFormat::fmt, res, CtrlSource::ctrl, Typing::typing, flags,                           \
+     static_cast<uint8_t>(format_fixed_args(InstructionFormat::fmt))},
 #include "codegen/ir/opcodes.def"
 #undef HERON_OPCODE
 };
@@ -301,7 +303,7 @@ struct InstructionData {
     SigRef sig_ref() const { return SigRef(entity); }
     JumpTable jump_table() const { return JumpTable(entity); }
     /// How many of `args` the format uses.
-    unsigned num_fixed_args() const { return format_fixed_args(format()); }
+    unsigned num_fixed_args() const { return opcode_info(opcode).fixed_args; }
 };
 
 }  // namespace heron
