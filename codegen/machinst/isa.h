@@ -47,6 +47,19 @@ struct CompileOptions {
     bool verify_passes = false;
 };
 
+/// Whether the register allocator checks the block structure the lowering
+/// built (ra::Context::trust_block_structure off): in builds with
+/// assertions (the tests) and whenever the allocation checker runs (the
+/// fuzzers); a release embedder's compiles skip it.
+inline bool check_lowered_blocks(const CompileOptions& opts) {
+#ifdef NDEBUG
+    return opts.check_regalloc;
+#else
+    (void)opts;
+    return true;
+#endif
+}
+
 class LoopAnalysis;
 
 /// Analyses of the function being compiled that its caller has and knows

@@ -127,6 +127,7 @@ struct CheckedEnv {
 struct Context::Impl {
     const Function* func = nullptr;
     const MachineEnv* env = nullptr;
+    bool trust_block_structure = false;  // Context::trust_block_structure
 
     // Per instruction / block.
     std::vector<uint32_t> inst_block;

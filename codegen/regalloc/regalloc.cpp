@@ -45,6 +45,7 @@ std::string allocate(const Function& func, const MachineEnv& env, Output& out, C
     Context::Impl& s = *ctx.impl;
     s.func = &func;
     s.env = &env;
+    s.trust_block_structure = ctx.trust_block_structure;
     std::string err = build_liveness(s);
     if (err.empty()) err = linear_scan(s);
     if (!err.empty()) return err;

@@ -240,6 +240,13 @@ public:
     Impl* impl;
     struct SinglePass;
     SinglePass* single_pass = nullptr;  // made on first use
+    /// Leave out the checks of the block structure (the CSR arrays'
+    /// bounds, successors and predecessors agreeing, no critical edge,
+    /// branch arguments matching parameters): for input a backend's own
+    /// lowering builds, whose shape the test builds and the fuzzers check
+    /// with them on. Input that breaks those rules then gets a wrong
+    /// allocation or worse instead of an error. The operand checks stay.
+    bool trust_block_structure = false;
 };
 
 enum class Algorithm : uint8_t { LinearScan, SinglePass };

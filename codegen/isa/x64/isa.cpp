@@ -25,6 +25,7 @@ public:
         lower_ctx_.known_loops = nullptr;
         if (!err.empty()) return err;
         alloc_.clear();
+        ractx_.trust_block_structure = !check_lowered_blocks(opts);
         err = ra::allocate(vcode_.ra, x64::machine_env(), alloc_, ractx_, opts.regalloc);
         if (!err.empty()) return "register allocation failed: " + err;
         if (opts.check_regalloc) {
