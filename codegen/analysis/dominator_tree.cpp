@@ -38,13 +38,19 @@ void DominatorTree::clear() {
 
 void DominatorTree::compute(const Function& func, const ControlFlowGraph& cfg) {
     HERON_ASSERT(cfg.is_valid() && "the dominator tree needs a computed CFG");
-    clear();
-    nodes_.resize(func.dfg.num_blocks());
+    // The per-block nodes start over; the arrays by preorder number keep
+    // their elements from the last function (each is written before it is
+    // read), so resizing them fills only what they grow by.
+    nodes_.assign(func.dfg.num_blocks(), Node{});
     depth_first_search(func, cfg);
     if (!block_.empty()) {
         compute_semidominators(cfg);
         compute_idoms();
         number_tree();
+    } else {
+        child_begin_.clear();
+        children_.clear();
+        idom_.clear();
     }
     valid_ = true;
 }
@@ -96,7 +102,12 @@ void DominatorTree::remove_blocks(std::span<const uint8_t> removed) {
 
 void DominatorTree::depth_first_search(const Function& func, const ControlFlowGraph& cfg) {
     auto entry = func.layout.entry_block();
-    if (!entry || entry->index() >= nodes_.size()) return;
+    if (!entry || entry->index() >= nodes_.size()) {
+        block_.clear();
+        parent_.clear();
+        rpo_.clear();
+        return;
+    }
     // Every table sized for all blocks up front (at most one frame per
     // reachable block), then cut to the reachable ones: no growth checks
     // in the walk. A frame holds its block's preorder number and the
@@ -141,7 +152,7 @@ void DominatorTree::depth_first_search(const Function& func, const ControlFlowGr
 
 void DominatorTree::compute_semidominators(const ControlFlowGraph& cfg) {
     const auto n = static_cast<uint32_t>(block_.size());
-    semi_.resize(n);
+    semi_.resize(n);  // every element written here
     label_.resize(n);
     for (uint32_t i = 0; i < n; ++i) semi_[i] = label_[i] = i;
     ancestor_.assign(parent_.begin(), parent_.end());
@@ -180,7 +191,8 @@ void DominatorTree::compress(uint32_t v, uint32_t w) {
 
 void DominatorTree::compute_idoms() {
     const auto n = static_cast<uint32_t>(block_.size());
-    idom_.assign(n, 0);
+    idom_.resize(n);  // every element written here
+    idom_[0] = 0;
     for (uint32_t w = 1; w < n; ++w) {
         uint32_t d = parent_[w];
         while (d > semi_[w]) d = idom_[d];

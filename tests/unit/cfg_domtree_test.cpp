@@ -4,6 +4,7 @@
 // and a million-block chain that would overflow any recursive walk.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -283,9 +284,34 @@ std::vector<std::vector<bool>> naive_dominators(const std::vector<std::vector<ui
     return dom;  // dom[b][a]: a dominates b
 }
 
+// A tree computed again and again (it keeps its arrays between functions,
+// growing and shrinking) gives what a fresh one gives.
+void expect_same_tree(const GraphFunction& g, const DominatorTree& reused, const DominatorTree& fresh, int round) {
+    ASSERT_TRUE(std::equal(reused.reverse_postorder().begin(), reused.reverse_postorder().end(),
+                           fresh.reverse_postorder().begin(), fresh.reverse_postorder().end()))
+        << "round " << round;
+    for (Block b : g.blocks) {
+        ASSERT_EQ(reused.is_reachable(b), fresh.is_reachable(b)) << "round " << round;
+        ASSERT_EQ(reused.idom(b), fresh.idom(b)) << "round " << round;
+        const auto kr = reused.children(b), kf = fresh.children(b);
+        ASSERT_TRUE(std::equal(kr.begin(), kr.end(), kf.begin(), kf.end())) << "round " << round;
+        if (!fresh.is_reachable(b)) continue;
+        ASSERT_EQ(reused.rpo_number(b), fresh.rpo_number(b)) << "round " << round;
+        ASSERT_EQ(reused.dom_preorder(b), fresh.dom_preorder(b)) << "round " << round;
+        ASSERT_EQ(reused.dom_postorder(b), fresh.dom_postorder(b)) << "round " << round;
+    }
+}
+
 TEST(DomTreeTest, RandomGraphsMatchTheNaiveFixpoint) {
     std::mt19937 rng(12345);
+    DominatorTree reused;
     for (int round = 0; round < 400; ++round) {
+        if (round % 50 == 25) {  // no blocks at all in between
+            Function empty;
+            ControlFlowGraph ecfg(empty);
+            reused.compute(empty, ecfg);
+            ASSERT_TRUE(reused.reverse_postorder().empty());
+        }
         // Mostly small graphs; every tenth one large enough for long
         // path compressions.
         const uint32_t n = 1 + rng() % (round % 10 == 0 ? 120 : 24);
@@ -297,6 +323,8 @@ TEST(DomTreeTest, RandomGraphsMatchTheNaiveFixpoint) {
         GraphFunction g(succs);
         ControlFlowGraph cfg(g.func);
         DominatorTree dt(g.func, cfg);
+        reused.compute(g.func, cfg);
+        expect_same_tree(g, reused, dt, round);
         auto dom = naive_dominators(succs);
         for (uint32_t a = 0; a < n; ++a) {
             for (uint32_t b = 0; b < n; ++b) {
