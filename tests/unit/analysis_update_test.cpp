@@ -42,6 +42,19 @@ PassManagerOptions verifying() {
     return o;
 }
 
+/// Copies of the functions of the generated modules of seeds 1..last_seed,
+/// in order.
+std::vector<std::unique_ptr<Function>> generated_functions(uint64_t last_seed) {
+    std::vector<std::unique_ptr<Function>> funcs;
+    for (uint64_t seed = 1; seed <= last_seed; ++seed) {
+        gen::Entropy entropy(seed);
+        gen::GenOptions options;
+        gen::Module m = gen::generate_module(entropy, options);
+        for (auto& f : m.functions) funcs.push_back(std::make_unique<Function>(*f));
+    }
+    return funcs;
+}
+
 /// Fresh analyses of `f` against those `ctx` holds as current: "" when
 /// they agree (the loops also on blocks, latches, entries, exits and
 /// preheaders, read through the public interface).
@@ -268,22 +281,17 @@ TEST(AnalysisUpdateTest, SkippingLoopFormWhileItHoldsChangesNothing) {
         p.only_produces = false;
         without.add(p);
     }
-    uint32_t functions = 0, skips = 0;
-    for (uint64_t seed = 1; seed <= 120; ++seed) {
-        gen::Entropy entropy(seed);
-        gen::GenOptions options;
-        gen::Module m = gen::generate_module(entropy, options);
-        for (size_t k = 0; k < m.functions.size(); ++k) {
-            SCOPED_TRACE("seed " + std::to_string(seed) + " f" + std::to_string(k));
-            Function a = *m.functions[k], b = *m.functions[k];
-            ASSERT_FALSE(with.run(a));
-            ASSERT_FALSE(without.run(b));
-            EXPECT_EQ(print_function(a), print_function(b));
-            skips += with.repeats_skipped() - without.repeats_skipped();
-            ++functions;
-        }
+    const auto funcs = generated_functions(120);
+    uint32_t skips = 0;
+    for (const auto& original : funcs) {
+        SCOPED_TRACE(print_function(*original));
+        Function a = *original, b = *original;
+        ASSERT_FALSE(with.run(a));
+        ASSERT_FALSE(without.run(b));
+        EXPECT_EQ(print_function(a), print_function(b));
+        skips += with.repeats_skipped() - without.repeats_skipped();
     }
-    std::printf("loop-form skipped while it held: %u times in %u functions\n", skips, functions);
+    std::printf("loop-form skipped while it held: %u times in %zu functions\n", skips, funcs.size());
     EXPECT_GT(skips, 20u);
 }
 
@@ -296,27 +304,21 @@ TEST(AnalysisUpdateTest, OptimizerTakesTheVerifiersGraphAndTree) {
     uint32_t taken = 0, saved = 0;
     Optimizer with(OptLevel::Speed, /*verify_each=*/true), without(OptLevel::Speed, /*verify_each=*/true);
     VerifierContext vc;
-    for (uint64_t seed = 1; seed <= 60; ++seed) {
-        gen::Entropy entropy(seed);
-        gen::GenOptions options;
-        gen::Module m = gen::generate_module(entropy, options);
-        for (size_t k = 0; k < m.functions.size(); ++k) {
-            SCOPED_TRACE("seed " + std::to_string(seed) + " f" + std::to_string(k));
-            const Function& original = *m.functions[k];
-            VerifierErrors errs;
-            VerifierAnalyses built{&with.cfg_storage(), &with.domtree_storage()};
-            ASSERT_TRUE(verify_function(original, errs, vc, built)) << format_verifier_errors(errs);
-            Function a = original, b = original;
-            ASSERT_FALSE(with.run(a, scan_pass_needs(a), built.computed));
-            ASSERT_FALSE(without.run(b));
-            EXPECT_EQ(print_function(a), print_function(b));
-            taken += built.computed;
-            const auto computed = [](const PassContext& c) {
-                return c.computations(Property::CfgValid) + c.computations(Property::DomTreeValid);
-            };
-            EXPECT_LE(computed(with.context()), computed(without.context()));
-            saved += computed(without.context()) - computed(with.context());
-        }
+    const auto computed = [](const PassContext& c) {
+        return c.computations(Property::CfgValid) + c.computations(Property::DomTreeValid);
+    };
+    for (const auto& original : generated_functions(60)) {
+        SCOPED_TRACE(print_function(*original));
+        VerifierErrors errs;
+        VerifierAnalyses built{&with.cfg_storage(), &with.domtree_storage()};
+        ASSERT_TRUE(verify_function(*original, errs, vc, built)) << format_verifier_errors(errs);
+        Function a = *original, b = *original;
+        ASSERT_FALSE(with.run(a, scan_pass_needs(a), built.computed));
+        ASSERT_FALSE(without.run(b));
+        EXPECT_EQ(print_function(a), print_function(b));
+        taken += built.computed;
+        EXPECT_LE(computed(with.context()), computed(without.context()));
+        saved += computed(without.context()) - computed(with.context());
     }
     std::printf("verifier's analyses: taken for %u functions, %u computations saved\n", taken, saved);
     EXPECT_GT(taken, 50u);
@@ -355,12 +357,7 @@ std::vector<std::unique_ptr<Function>> file_and_generated_functions() {
             if (verify_function(*f, verr)) funcs.push_back(std::move(f));
         }
     }
-    for (uint64_t seed = 1; seed <= 120; ++seed) {
-        gen::Entropy entropy(seed);
-        gen::GenOptions options;
-        gen::Module m = gen::generate_module(entropy, options);
-        for (auto& f : m.functions) funcs.push_back(std::make_unique<Function>(*f));
-    }
+    for (auto& f : generated_functions(120)) funcs.push_back(std::move(f));
     return funcs;
 }
 
