@@ -360,7 +360,7 @@ std::optional<std::string> PassManager::run(Function& func, uint8_t present, boo
     auto is_repeat = [&](size_t k) {
         const Pass& p = *pipeline_[k];
         if (p.only_produces && !p.produced.empty() && held_.contains_all(p.produced)) return true;
-        if (pipeline_[k]->produced.contains(Property::Structured)) return false;
+        if (p.produced.contains(Property::Structured)) return false;
         for (size_t j = 0; j < k; ++j) {
             if (pipeline_[j] == pipeline_[k] && idle_at_[j] == changes) return true;
         }

@@ -81,9 +81,9 @@ public:
     /// pipeline's first pass need not compute them.
     std::optional<std::string> run(Function& func, uint8_t present, bool cfg_and_domtree_current = false);
     ControlFlowGraph& cfg_storage() { return pm_.context().cfg_storage(); }
+    DominatorTree& domtree_storage() { return pm_.context().domtree_storage(); }
     /// The pass context of the last run() (its analyses and counts).
     const PassContext& context() const { return pm_.context(); }
-    DominatorTree& domtree_storage() { return pm_.context().domtree_storage(); }
     /// False when run() would certainly leave `func` as it is (no pass
     /// finds what it works on: an acyclic function without forwarding
     /// blocks). The JIT then compiles the caller's function without copying.

@@ -11,7 +11,8 @@
 // followed, and checks that depend on something already found broken are
 // skipped instead of reporting the same fault again.
 //
-// Order of work: declarations; the dominator tree (Dominance, none for a
+// Order of work: declarations; the dominator tree (Dominance, or the CFG
+// and DominatorTree a caller asks for with VerifierAnalyses; none for a
 // single block); one pass over the values (aliases resolved there, cycles
 // found); then each block in layout order and each of its instructions.
 // Uses in unreachable blocks are checked for definedness but not for
@@ -632,7 +633,7 @@ public:
           expected_(t.expected) {}
 
     bool run();
-    /// After run(): no graph was built (one block, or no entry).
+    /// After run(): the layout was the entry block alone (no graph built).
     bool single_block() const { return single_block_; }
 
 private:
