@@ -669,6 +669,10 @@ TEST(PassManagerTest, RepeatOfAPassThatChangedNothingIsSkipped) {
     EXPECT_EQ(pm.repeats_skipped(), 1u);
     EXPECT_EQ(pm.skipped(), 0u);
     EXPECT_EQ(print_function(l), formed);
+    // Still in loop form, with the loops current for the block order.
+    EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
+    EXPECT_NE(pm.context().current_loops(), nullptr);
+
     // A pass that drops loop form (count-down, when it rewrites a loop)
     // makes the next loop-form run.
     PassManager cd(verifying());
@@ -693,9 +697,6 @@ block3:
     ASSERT_FALSE(cd.run(c));
     EXPECT_NE(print_function(c).find("isub"), std::string::npos) << print_function(c);  // rewritten
     EXPECT_EQ(cd.repeats_skipped(), 0u);
-    // Still in loop form, with the loops current for the block order.
-    EXPECT_TRUE(pm.properties().contains(Property::LoopForm));
-    EXPECT_NE(pm.context().current_loops(), nullptr);
 
     // The structurizer's passes edit the region tree, not the IR: the
     // second `structure` rebuilds what remove-break rewrote.
