@@ -566,6 +566,7 @@ std::string build_liveness(Context::Impl& s) {
     const uint32_t* const preds_begin = f.preds_begin.data();
     const uint32_t* const preds = f.preds.data();
     const uint32_t* insts_begin = f.block_insts_begin.data();
+    const bool small = nb <= 64;
     // Every vreg with a use gets at least one range: room for one each up
     // front (the array is kept between calls, so this grows it once).
     if (s.ranges.size() < nv + 64) s.ranges.resize(2 * static_cast<size_t>(nv) + 64);
@@ -591,11 +592,15 @@ std::string build_liveness(Context::Impl& s) {
             const uint32_t stamp = stamp_base + v + 1;
             const size_t livein_mark = s.livein_pairs.size();
             uint32_t depth = 0;
+            // With at most 64 blocks, the live-in blocks are also bits of
+            // a mask (the ranges are then made in block order from it).
+            uint64_t live_in_mask = 0;
             auto mark_live_in = [&](uint32_t b) -> bool {
                 if (li_stamp[b] == stamp) return true;
                 if (b == 0) return false;
                 li_stamp[b] = stamp;
                 s.livein_pairs.push_back({b, v});
+                live_in_mask |= uint64_t{1} << (b % 64);
                 stack[depth++] = b;
                 return true;
             };
@@ -635,6 +640,20 @@ std::string build_liveness(Context::Impl& s) {
             assert(lu_stamp[d] == stamp || lo_stamp[d] == stamp);
             if (s.livein_pairs.size() == livein_mark) {
                 ranges[nr++] = {def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)};
+            } else if (small) {
+                // The blocks in layout order (the definition's block among
+                // them), each range merged into the one before when they
+                // touch: no sort.
+                for (uint64_t bits = live_in_mask | uint64_t{1} << d; bits; bits &= bits - 1) {
+                    const uint32_t b = static_cast<uint32_t>(__builtin_ctzll(bits));
+                    const Range r{b == d ? def_pos[v] : s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)};
+                    assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
+                    if (nr > range_begin[v] && ranges[nr - 1].to >= r.from) {
+                        ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
+                    } else {
+                        ranges[nr++] = r;
+                    }
+                }
             } else {
                 auto& rs = s.tmp_ranges;
                 rs.clear();
