@@ -224,21 +224,39 @@ void LoopAnalysis::number_loops() {
 
 void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& dt) {
     const uint32_t n = num_loops();
-    // Blocks by innermost loop; within a row in reverse postorder, so the
-    // header (which dominates the rest) comes first.
+    const std::span<const Block> rpo = dt.reverse_postorder();
+    // One walk in reverse postorder counts the blocks by innermost loop and
+    // tags the exit edges: an edge leaves every loop from the source's
+    // innermost one outwards until a loop contains the target (most edges
+    // stay inside it, so the terminator is looked up only for a block with
+    // an exit edge). A second walk lays the blocks out, each row in reverse
+    // postorder, so the header (which dominates the rest) comes first.
     block_begin_.assign(n + 1, 0);
-    for (Block b : dt.reverse_postorder()) {
-        if (auto l = innermost_loop(b)) ++block_begin_[l->index() + 1];
-    }
-    prefix_sum(block_begin_);
-    blocks_.resize(block_begin_[n]);
-    {
-        std::vector<uint32_t>& next = next_;
-        next.assign(block_begin_.begin(), block_begin_.end() - 1);
-        for (Block b : dt.reverse_postorder()) {
-            if (auto l = innermost_loop(b)) blocks_[next[l->index()]++] = b;
+    exit_begin_.assign(n + 1, 0);
+    for (Block b : rpo) {
+        const auto inner = innermost_loop(b);
+        if (!inner) continue;
+        ++block_begin_[inner->index() + 1];
+        PackedOption<Inst> term;
+        for (Block s : cfg.successors(b)) {
+            for (PackedOption<Loop> m = inner; m && !contains(*m, s); m = parent(*m)) {
+                if (!term) term = func.layout.last_inst(b);
+                tagged_.push_back({m->index(), LoopEdge{b, *term, s}});
+                ++exit_begin_[m->index() + 1];
+            }
         }
     }
+    prefix_sum(block_begin_);
+    prefix_sum(exit_begin_);
+    std::vector<uint32_t>& next = next_;
+    blocks_.resize(block_begin_[n]);
+    next.assign(block_begin_.begin(), block_begin_.end() - 1);
+    for (Block b : rpo) {
+        if (auto l = innermost_loop(b)) blocks_[next[l->index()]++] = b;
+    }
+    exits_.resize(tagged_.size());
+    next.assign(exit_begin_.begin(), exit_begin_.end() - 1);
+    for (const auto& t : tagged_) exits_[next[t.first]++] = t.second;
 
     // Latches and entries: the header's predecessors, split by membership.
     latch_begin_.assign(1, 0);
@@ -259,30 +277,6 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
         if (in.size() == 1 && cfg.num_successors(in[0].from) == 1) loops_[l].preheader = in[0].from;
     }
 
-    // Exit edges: an edge leaves every loop from the source's innermost one
-    // outwards until a loop contains the target.
-    // Most edges stay inside the source's innermost loop: the terminator is
-    // looked up only for a block with an exit edge.
-    for (Block b : dt.reverse_postorder()) {
-        const auto inner = innermost_loop(b);
-        if (!inner) continue;
-        PackedOption<Inst> term;
-        for (Block s : cfg.successors(b)) {
-            for (PackedOption<Loop> m = inner; m && !contains(*m, s); m = parent(*m)) {
-                if (!term) term = func.layout.last_inst(b);
-                tagged_.push_back({m->index(), LoopEdge{b, *term, s}});
-            }
-        }
-    }
-    exit_begin_.assign(n + 1, 0);
-    for (const auto& t : tagged_) ++exit_begin_[t.first + 1];
-    prefix_sum(exit_begin_);
-    exits_.resize(tagged_.size());
-    {
-        std::vector<uint32_t>& next = next_;
-        next.assign(exit_begin_.begin(), exit_begin_.end() - 1);
-        for (const auto& t : tagged_) exits_[next[t.first]++] = t.second;
-    }
     // Distinct exit blocks; loops are visited in increasing order, so a
     // stamp of loop + 1 per block marks "already listed for this loop".
     stamp_.assign(func.dfg.num_blocks(), 0);
