@@ -173,6 +173,7 @@ struct Context::Impl {
 
     // Liveness scratch.
     std::vector<uint32_t> li_stamp, lo_stamp, lu_stamp, lu_end, work;
+    std::vector<uint64_t> pred_mask;  // per block: its predecessors as bits (functions of at most 64 blocks)
     uint32_t stamp_base = 0;  // li/lo/lu_stamp values of earlier calls are <= stamp_base
     std::vector<std::pair<uint32_t, uint32_t>> livein_pairs;
     std::vector<Range> tmp_ranges;

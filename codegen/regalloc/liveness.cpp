@@ -182,6 +182,17 @@ std::string count_operands(Context::Impl& s) {
     return lo_stamp[b] == stamp ? pos_before(insts_begin[b + 1]) : lu_end[b];
 }
 
+// Appends r, which starts after every range before it, to the ranges of
+// one vreg (those from `first` up to nr), merged into the last one when
+// they touch.
+[[gnu::always_inline]] inline void merge_range(Range* ranges, uint32_t& nr, uint32_t first, Range r) {
+    if (nr > first && ranges[nr - 1].to >= r.from) {
+        ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
+    } else {
+        ranges[nr++] = r;
+    }
+}
+
 }  // namespace
 
 void build_scan_tables(Context::Impl& s) {
@@ -566,7 +577,16 @@ std::string build_liveness(Context::Impl& s) {
     const uint32_t* const preds_begin = f.preds_begin.data();
     const uint32_t* const preds = f.preds.data();
     const uint32_t* insts_begin = f.block_insts_begin.data();
+    // With at most 64 blocks, the search goes by block masks: each block's
+    // predecessors as bits.
     const bool small = nb <= 64;
+    if (small) s.pred_mask.resize(nb);
+    uint64_t* const pred_mask = s.pred_mask.data();
+    for (uint32_t b = 0; small && b < nb; ++b) {
+        uint64_t m = 0;
+        for (uint32_t k = preds_begin[b]; k < preds_begin[b + 1]; ++k) m |= uint64_t{1} << preds[k];
+        pred_mask[b] = m;
+    }
     // Every vreg with a use gets at least one range: room for one each up
     // front (the array is kept between calls, so this grows it once).
     if (s.ranges.size() < nv + 64) s.ranges.resize(2 * static_cast<size_t>(nv) + 64);
@@ -588,19 +608,65 @@ std::string build_liveness(Context::Impl& s) {
             for (uint32_t k = ub; k < ue; ++k) to = std::max(to, uses[k].live_to);
             if (nr == s.ranges.size()) s.ranges.resize(2 * static_cast<size_t>(nr) + 64);
             s.ranges[nr++] = {def_pos[v], to};
+        } else if (small) {
+            // Blocks as bits: the search marks live-in blocks a whole
+            // predecessor mask at a time, and the ranges are made from
+            // the live-in mask in block order, each merged into the one
+            // before when they touch (no staging list, no sort).
+            const uint32_t stamp = stamp_base + v + 1;
+            const uint64_t dbit = uint64_t{1} << d;
+            uint64_t live_in = 0, live_out = 0;
+            for (uint32_t k = ub; k < ue; ++k) {
+                const UsePos& u = uses[k];
+                const uint32_t b = inst_block[u.pos / 4];
+                // Last position each block needs the value for, from its uses.
+                if (lu_stamp[b] != stamp) {
+                    lu_stamp[b] = stamp;
+                    lu_end[b] = 0;
+                }
+                lu_end[b] = std::max(lu_end[b], u.live_to);
+                if (u.kind == kUseDef) continue;
+                const uint64_t bit = uint64_t{1} << b;
+                if (u.kind == kUseEdge) live_out |= bit;
+                if (b == d) {
+                    if (u.pos < def_pos[v]) return "inst" + to_string(u.pos / 4) + ": " + vname(v) + " used before its definition";
+                    continue;
+                }
+                // Block 0 (the entry) never has a live-in value: the
+                // definition would not dominate the use.
+                uint64_t work = bit & ~live_in;
+                live_in |= work;
+                while (work != 0 && !(work & 1)) {
+                    const uint64_t p = pred_mask[__builtin_ctzll(work)];
+                    work &= work - 1;
+                    live_out |= p;
+                    const uint64_t fresh = p & ~live_in & ~dbit;
+                    live_in |= fresh;
+                    work |= fresh;
+                }
+                if (work & 1) return vname(v) + " is used where its definition does not dominate";
+            }
+            // At most one range per block (a popcount would be a libgcc
+            // call without -mpopcnt).
+            if (nr + 64 > s.ranges.size()) s.ranges.resize(2 * static_cast<size_t>(nr) + 128);
+            Range* ranges = s.ranges.data();
+            for (uint64_t bits = live_in | dbit; bits; bits &= bits - 1) {
+                const uint32_t b = static_cast<uint32_t>(__builtin_ctzll(bits));
+                if (b != d) s.livein_pairs.push_back({b, v});
+                assert(lu_stamp[b] == stamp || ((live_out >> b) & 1));
+                const Range r{b == d ? def_pos[v] : s.block_start(b),
+                              (live_out >> b) & 1 ? s.block_end(b) : lu_end[b]};
+                merge_range(ranges, nr, range_begin[v], r);
+            }
         } else {
             const uint32_t stamp = stamp_base + v + 1;
             const size_t livein_mark = s.livein_pairs.size();
             uint32_t depth = 0;
-            // With at most 64 blocks, the live-in blocks are also bits of
-            // a mask (the ranges are then made in block order from it).
-            uint64_t live_in_mask = 0;
             auto mark_live_in = [&](uint32_t b) -> bool {
                 if (li_stamp[b] == stamp) return true;
                 if (b == 0) return false;
                 li_stamp[b] = stamp;
                 s.livein_pairs.push_back({b, v});
-                live_in_mask |= uint64_t{1} << (b % 64);
                 stack[depth++] = b;
                 return true;
             };
@@ -638,44 +704,20 @@ std::string build_liveness(Context::Impl& s) {
             if (most > s.ranges.size()) s.ranges.resize(2 * most + 64);
             Range* ranges = s.ranges.data();
             assert(lu_stamp[d] == stamp || lo_stamp[d] == stamp);
-            if (s.livein_pairs.size() == livein_mark) {
-                ranges[nr++] = {def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)};
-            } else if (small) {
-                // The blocks in layout order (the definition's block among
-                // them), each range merged into the one before when they
-                // touch: no sort.
-                for (uint64_t bits = live_in_mask | uint64_t{1} << d; bits; bits &= bits - 1) {
-                    const uint32_t b = static_cast<uint32_t>(__builtin_ctzll(bits));
-                    const Range r{b == d ? def_pos[v] : s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)};
-                    assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
-                    if (nr > range_begin[v] && ranges[nr - 1].to >= r.from) {
-                        ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
-                    } else {
-                        ranges[nr++] = r;
-                    }
-                }
-            } else {
-                auto& rs = s.tmp_ranges;
-                rs.clear();
-                rs.push_back({def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)});
-                bool sorted = true;
-                for (size_t k = livein_mark; k < s.livein_pairs.size(); ++k) {
-                    const uint32_t b = s.livein_pairs[k].first;
-                    sorted &= s.block_start(b) > rs.back().from;
-                    assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
-                    rs.push_back({s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)});
-                }
-                // Starts are distinct (one range per block): any sort gives one
-                // order. Blocks are usually marked in layout order already.
-                if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
-                for (Range r : rs) {
-                    if (nr > range_begin[v] && ranges[nr - 1].to >= r.from) {
-                        ranges[nr - 1].to = std::max(ranges[nr - 1].to, r.to);
-                        continue;
-                    }
-                    ranges[nr++] = r;
-                }
+            auto& rs = s.tmp_ranges;
+            rs.clear();
+            rs.push_back({def_pos[v], range_to(d, stamp, lo_stamp, lu_end, insts_begin)});
+            bool sorted = true;
+            for (size_t k = livein_mark; k < s.livein_pairs.size(); ++k) {
+                const uint32_t b = s.livein_pairs[k].first;
+                sorted &= s.block_start(b) > rs.back().from;
+                assert(lu_stamp[b] == stamp || lo_stamp[b] == stamp);
+                rs.push_back({s.block_start(b), range_to(b, stamp, lo_stamp, lu_end, insts_begin)});
             }
+            // Starts are distinct (one range per block): any sort gives one
+            // order. Blocks are usually marked in layout order already.
+            if (!sorted) std::sort(rs.begin(), rs.end(), [](Range a, Range b) { return a.from < b.from; });
+            for (Range r : rs) merge_range(ranges, nr, range_begin[v], r);
         }
 
         // One interval per vreg that has a location.
