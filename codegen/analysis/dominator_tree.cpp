@@ -151,93 +151,115 @@ void DominatorTree::depth_first_search(const Function& func, const ControlFlowGr
 }
 
 void DominatorTree::compute_semidominators(const ControlFlowGraph& cfg) {
+    // The loops go through pointers: a store to one table would otherwise
+    // make GCC load every vector's data pointer again.
     const auto n = static_cast<uint32_t>(block_.size());
     semi_.resize(n);  // every element written here
     label_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) semi_[i] = label_[i] = i;
     ancestor_.assign(parent_.begin(), parent_.end());
+    path_.resize(n);  // a compressed path holds each node at most once
+    uint32_t* const semi = semi_.data();
+    uint32_t* const label = label_.data();
+    uint32_t* const ancestor = ancestor_.data();
+    uint32_t* const path = path_.data();
+    const uint32_t* const parent = parent_.data();
+    const Block* const block = block_.data();
+    const Node* const nodes = nodes_.data();
+    for (uint32_t i = 0; i < n; ++i) semi[i] = label[i] = i;
     for (uint32_t w = n - 1; w >= 1; --w) {
-        uint32_t semi = parent_[w];
-        for (const BlockPredecessor& pred : cfg.predecessors(block_[w])) {
-            uint32_t v = node(pred.block).dfs;
+        uint32_t sd = parent[w];
+        for (const BlockPredecessor& pred : cfg.predecessors(block[w])) {
+            // (Every predecessor is a block of the function: nodes_ has
+            // a node for it.)
+            uint32_t v = nodes[pred.block.index()].dfs;
             if (v == 0) continue;  // an unreachable predecessor
             --v;
             if (v > w) {
-                compress(v, w);
-                v = label_[v];
+                compress(v, w, ancestor, label, path);
+                v = label[v];
             }
-            semi = std::min(semi, v);
+            sd = std::min(sd, v);
         }
-        semi_[w] = label_[w] = semi;
+        semi[w] = label[w] = sd;
     }
 }
 
-// Makes ancestor_[v] the first ancestor of v numbered <= w and label_[v] the
+// Makes ancestor[v] the first ancestor of v numbered <= w and label[v] the
 // smallest semidominator on the tree path from v up to (excluding) it.
-// Invariant for every linked x: label_[x] is that minimum over the path from
-// x up to ancestor_[x], exclusive.
-void DominatorTree::compress(uint32_t v, uint32_t w) {
-    path_.clear();
-    for (uint32_t u = v; ancestor_[u] > w; u = ancestor_[u]) path_.push_back(u);
+// Invariant for every linked x: label[x] is that minimum over the path from
+// x up to ancestor[x], exclusive.
+void DominatorTree::compress(uint32_t v, uint32_t w, uint32_t* ancestor, uint32_t* label, uint32_t* path) {
+    uint32_t len = 0;
+    for (uint32_t u = v; ancestor[u] > w; u = ancestor[u]) path[len++] = u;
     // Top-down, so every node's ancestor is already compressed.
-    while (!path_.empty()) {
-        uint32_t x = path_.back();
-        path_.pop_back();
-        uint32_t a = ancestor_[x];
-        label_[x] = std::min(label_[x], label_[a]);
-        ancestor_[x] = ancestor_[a];
+    while (len != 0) {
+        const uint32_t x = path[--len];
+        const uint32_t a = ancestor[x];
+        label[x] = std::min(label[x], label[a]);
+        ancestor[x] = ancestor[a];
     }
 }
 
 void DominatorTree::compute_idoms() {
     const auto n = static_cast<uint32_t>(block_.size());
     idom_.resize(n);  // every element written here
-    idom_[0] = 0;
+    uint32_t* const idom = idom_.data();
+    const uint32_t* const parent = parent_.data();
+    const uint32_t* const semi = semi_.data();
+    const Block* const block = block_.data();
+    Node* const nodes = nodes_.data();
+    idom[0] = 0;
     for (uint32_t w = 1; w < n; ++w) {
-        uint32_t d = parent_[w];
-        while (d > semi_[w]) d = idom_[d];
-        idom_[w] = d;
-        nodes_[block_[w].index()].idom = block_[d];
+        uint32_t d = parent[w];
+        while (d > semi[w]) d = idom[d];
+        idom[w] = d;
+        nodes[block[w].index()].idom = block[d];
     }
 }
 
 void DominatorTree::number_tree() {
     const auto n = static_cast<uint32_t>(block_.size());
+    const uint32_t* const idom = idom_.data();
+    const Block* const block = block_.data();
     // Children rows by preorder number (a counting sort on idom).
     child_begin_.assign(n + 1, 0);
-    for (uint32_t w = 1; w < n; ++w) ++child_begin_[idom_[w] + 1];
-    for (uint32_t i = 1; i <= n; ++i) child_begin_[i] += child_begin_[i - 1];
+    uint32_t* const child_begin = child_begin_.data();
+    for (uint32_t w = 1; w < n; ++w) ++child_begin[idom[w] + 1];
+    for (uint32_t i = 1; i <= n; ++i) child_begin[i] += child_begin[i - 1];
     children_.resize(n - 1);
-    std::vector<uint32_t>& next_slot = ancestor_;  // free after the semi pass
-    next_slot.assign(child_begin_.begin(), child_begin_.end() - 1);
-    for (uint32_t w = 1; w < n; ++w) children_[next_slot[idom_[w]]++] = block_[w];
+    Block* const children = children_.data();
+    std::vector<uint32_t>& next_slot_v = ancestor_;  // free after the semi pass
+    next_slot_v.assign(child_begin_.begin(), child_begin_.end() - 1);
+    uint32_t* const next_slot = next_slot_v.data();
+    for (uint32_t w = 1; w < n; ++w) children[next_slot[idom[w]]++] = block[w];
 
     // Preorder and postorder numbers of the tree walk that takes children
-    // in row order (increasing w), without walking: idom_[w] < w, so one
+    // in row order (increasing w), without walking: idom[w] < w, so one
     // downward sweep gives the subtree sizes and one upward sweep places
     // each node right after its parent's earlier children's subtrees
     // (pre); a node's postorder number is pre + size - 1 - depth. Scratch
     // free here: label_ (sizes), semi_ (depths), parent_ (each node's next
     // free preorder number).
-    std::vector<uint32_t>& size = label_;
-    std::vector<uint32_t>& depth = semi_;
-    std::vector<uint32_t>& next_pre = parent_;
-    size.assign(n, 1);
-    depth.resize(n);
-    next_pre.resize(n);
-    for (uint32_t w = n - 1; w >= 1; --w) size[idom_[w]] += size[w];
+    label_.assign(n, 1);
+    semi_.resize(n);
+    parent_.resize(n);
+    uint32_t* const size = label_.data();
+    uint32_t* const depth = semi_.data();
+    uint32_t* const next_pre = parent_.data();
+    Node* const nodes = nodes_.data();
+    for (uint32_t w = n - 1; w >= 1; --w) size[idom[w]] += size[w];
     depth[0] = 0;
     next_pre[0] = 1;
-    Node& root = nodes_[block_[0].index()];
+    Node& root = nodes[block[0].index()];
     root.dt_pre = 0;
     root.dt_post = n - 1;
     for (uint32_t w = 1; w < n; ++w) {
-        const uint32_t d = idom_[w];
+        const uint32_t d = idom[w];
         const uint32_t pre = next_pre[d];
         next_pre[d] = pre + size[w];
         next_pre[w] = pre + 1;
         depth[w] = depth[d] + 1;
-        Node& nd = nodes_[block_[w].index()];
+        Node& nd = nodes[block[w].index()];
         nd.dt_pre = pre;
         nd.dt_post = pre + size[w] - 1 - depth[w];
     }

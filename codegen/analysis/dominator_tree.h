@@ -104,7 +104,7 @@ private:
     const Node& node(Block b) const { return b.index() < nodes_.size() ? nodes_[b.index()] : kUnreachable; }
     void depth_first_search(const Function& func, const ControlFlowGraph& cfg);
     void compute_semidominators(const ControlFlowGraph& cfg);
-    void compress(uint32_t v, uint32_t w);
+    static void compress(uint32_t v, uint32_t w, uint32_t* ancestor, uint32_t* label, uint32_t* path);
     void compute_idoms();
     void number_tree();
 
