@@ -11,7 +11,9 @@ namespace {
 
 // Turns per-row counts (stored at begin[row + 1]) into row starts.
 void prefix_sum(std::vector<uint32_t>& begin) {
-    for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+    uint32_t* const p = begin.data();
+    const size_t n = begin.size();
+    for (size_t i = 1; i < n; ++i) p[i] += p[i - 1];
 }
 
 }  // namespace
@@ -90,23 +92,29 @@ void ControlFlowGraph::split_edges(Block fresh, Inst jump, Block target, std::sp
 }
 
 void ControlFlowGraph::build_rows(uint32_t nb) {
-    const std::vector<Edge>& edges = edges_;
+    const Edge* const edges = edges_.data();
+    const size_t ne = edges_.size();
     // Counting sorts keep the edge order inside every row.
     succ_begin_.assign(nb + 1, 0);
     pred_begin_.assign(nb + 1, 0);
-    for (const Edge& e : edges) {
-        ++succ_begin_[e.from.index() + 1];
-        ++pred_begin_[e.to.index() + 1];
+    uint32_t* const succ_count = succ_begin_.data() + 1;
+    uint32_t* const pred_count = pred_begin_.data() + 1;
+    for (size_t k = 0; k < ne; ++k) {
+        ++succ_count[edges[k].from.index()];
+        ++pred_count[edges[k].to.index()];
     }
     prefix_sum(succ_begin_);
     prefix_sum(pred_begin_);
-    succs_.resize(edges.size());
-    preds_.resize(edges.size());
+    succs_.resize(ne);
+    preds_.resize(ne);
+    Block* const succs = succs_.data();
+    BlockPredecessor* const preds = preds_.data();
     std::vector<uint32_t>& next_slot = scratch_;
     next_slot.assign(succ_begin_.begin(), succ_begin_.end() - 1);
-    for (const Edge& e : edges) succs_[next_slot[e.from.index()]++] = e.to;
-    next_slot.assign(pred_begin_.begin(), pred_begin_.end() - 1);
-    for (const Edge& e : edges) preds_[next_slot[e.to.index()]++] = {e.from, e.inst};
+    uint32_t* const next = next_slot.data();
+    for (size_t k = 0; k < ne; ++k) succs[next[edges[k].from.index()]++] = edges[k].to;
+    std::copy(pred_begin_.begin(), pred_begin_.end() - 1, next_slot.begin());
+    for (size_t k = 0; k < ne; ++k) preds[next[edges[k].to.index()]++] = {edges[k].from, edges[k].inst};
     valid_ = true;
 }
 

@@ -22,7 +22,9 @@ namespace {
 constexpr uint32_t kNone = ~0u;
 
 void prefix_sum(std::vector<uint32_t>& begin) {
-    for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+    uint32_t* const p = begin.data();
+    const size_t n = begin.size();
+    for (size_t i = 1; i < n; ++i) p[i] += p[i - 1];
 }
 
 }  // namespace
@@ -225,6 +227,17 @@ void LoopAnalysis::number_loops() {
 void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cfg, const DominatorTree& dt) {
     const uint32_t n = num_loops();
     const std::span<const Block> rpo = dt.reverse_postorder();
+    // A row for every block (none past the old end: the answers of
+    // innermost_loop do not change), so the walks below read innermost_
+    // and the loops through pointers, without bound checks.
+    const uint32_t nblocks = func.dfg.num_blocks();
+    if (innermost_.size() < nblocks) innermost_.resize(nblocks);
+    const PackedOption<Loop>* const inner_of = innermost_.data();
+    const LoopData* const data = loops_.data();
+    auto inside = [&](uint32_t l, Block b) {
+        const PackedOption<Loop> in = inner_of[b.index()];
+        return in && l <= in->index() && in->index() < l + data[l].subtree;
+    };
     // One walk in reverse postorder counts the blocks by innermost loop and
     // tags the exit edges: an edge leaves every loop from the source's
     // innermost one outwards until a loop contains the target (most edges
@@ -233,39 +246,43 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
     // postorder, so the header (which dominates the rest) comes first.
     block_begin_.assign(n + 1, 0);
     exit_begin_.assign(n + 1, 0);
+    uint32_t* const block_count = block_begin_.data() + 1;
+    uint32_t* const exit_count = exit_begin_.data() + 1;
     for (Block b : rpo) {
-        const auto inner = innermost_loop(b);
+        const PackedOption<Loop> inner = inner_of[b.index()];
         if (!inner) continue;
-        ++block_begin_[inner->index() + 1];
+        ++block_count[inner->index()];
         PackedOption<Inst> term;
         for (Block s : cfg.successors(b)) {
-            for (PackedOption<Loop> m = inner; m && !contains(*m, s); m = parent(*m)) {
+            for (PackedOption<Loop> m = inner; m && !inside(m->index(), s); m = data[m->index()].parent) {
                 if (!term) term = func.layout.last_inst(b);
                 tagged_.push_back({m->index(), LoopEdge{b, *term, s}});
-                ++exit_begin_[m->index() + 1];
+                ++exit_count[m->index()];
             }
         }
     }
     prefix_sum(block_begin_);
     prefix_sum(exit_begin_);
-    std::vector<uint32_t>& next = next_;
     blocks_.resize(block_begin_[n]);
-    next.assign(block_begin_.begin(), block_begin_.end() - 1);
+    next_.assign(block_begin_.begin(), block_begin_.end() - 1);
+    uint32_t* const next = next_.data();
+    Block* const blocks = blocks_.data();
     for (Block b : rpo) {
-        if (auto l = innermost_loop(b)) blocks_[next[l->index()]++] = b;
+        if (const PackedOption<Loop> l = inner_of[b.index()]) blocks[next[l->index()]++] = b;
     }
     exits_.resize(tagged_.size());
-    next.assign(exit_begin_.begin(), exit_begin_.end() - 1);
-    for (const auto& t : tagged_) exits_[next[t.first]++] = t.second;
+    std::copy(exit_begin_.begin(), exit_begin_.end() - 1, next_.begin());
+    LoopEdge* const exits = exits_.data();
+    for (const auto& t : tagged_) exits[next[t.first]++] = t.second;
 
     // Latches and entries: the header's predecessors, split by membership.
     latch_begin_.assign(1, 0);
     entry_begin_.assign(1, 0);
     for (Loop l : loops()) {
-        const Block h = header(l);
+        const Block h = data[l.index()].header;
         for (const BlockPredecessor& p : cfg.predecessors(h)) {
             if (!dt.is_reachable(p.block)) continue;
-            if (contains(l, p.block)) {
+            if (inside(l.index(), p.block)) {
                 latches_.push_back(p.block);
             } else {
                 entries_.push_back({p.block, p.inst, h});
@@ -279,12 +296,13 @@ void LoopAnalysis::collect_rows(const Function& func, const ControlFlowGraph& cf
 
     // Distinct exit blocks; loops are visited in increasing order, so a
     // stamp of loop + 1 per block marks "already listed for this loop".
-    stamp_.assign(func.dfg.num_blocks(), 0);
+    stamp_.assign(nblocks, 0);
+    uint32_t* const stamp = stamp_.data();
     exit_block_begin_.assign(1, 0);
     for (Loop l : loops()) {
         for (const LoopEdge& e : exit_edges(l)) {
-            if (stamp_[e.to.index()] == l.index() + 1) continue;
-            stamp_[e.to.index()] = l.index() + 1;
+            if (stamp[e.to.index()] == l.index() + 1) continue;
+            stamp[e.to.index()] = l.index() + 1;
             exit_blocks_.push_back(e.to);
         }
         exit_block_begin_.push_back(static_cast<uint32_t>(exit_blocks_.size()));
