@@ -1,8 +1,9 @@
-// CodeMemory: pooled chunks carved by a bump pointer in a window of writable
-// pages; seals flip the filled pages to read+execute, one mprotect per run.
+// CodeMemory: pooled chunks carved by a bump pointer in a window of free
+// pages; a seal makes the filled pages read+execute (Protect: one mprotect
+// per run) or copies them into the chunk's file (File: one pwrite per run).
 //
-//   chunk:  | sealed (RX) ...   | window: filled | free (RW) |  ... |
-//                               ^win_begin_      ^win_next_  ^win_end_
+//   chunk:  | sealed ...   | window: filled | free |  ... |
+//                          ^win_begin_      ^win_next_  ^win_end_
 //
 // Regions with read-only data get a mapping of their own, laid out as
 //
@@ -12,10 +13,12 @@
 // so the two parts never share a page and each gets its own protection.
 #include "jit/code_memory.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -55,7 +58,62 @@ std::string errno_text(const char* call) {
     return std::string(call) + " failed: " + std::strerror(errno);
 }
 
+// Forks seen by this process (in the parent and in the child): a file chunk
+// made before the last one is shared with another process.
+std::atomic<uint64_t> g_forks{0};
+void note_fork() { g_forks.fetch_add(1, std::memory_order_relaxed); }
+
+/// Whether forks are counted (the handlers are registered once).
+bool forks_counted() {
+    static const bool registered = pthread_atfork(nullptr, note_fork, note_fork) == 0;
+    return registered;
+}
+
+uint64_t forks() { return g_forks.load(std::memory_order_relaxed); }
+
+/// Writes all of `bytes` at `offset` of file `fd`; false on an error.
+bool write_all(int fd, const uint8_t* bytes, size_t n, size_t offset) {
+    while (n > 0) {
+        const ssize_t done = pwrite(fd, bytes, n, static_cast<off_t>(offset));
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return false;
+        bytes += done;
+        n -= static_cast<size_t>(done);
+        offset += static_cast<size_t>(done);
+    }
+    return true;
+}
+
 }  // namespace
+
+CodeMemory::Backing CodeMemory::default_backing() {
+#if defined(__x86_64__)
+    // One probe per process: a memfd that can be mapped executable.
+    static const Backing probed = [] {
+        if (!forks_counted()) return Backing::Protect;
+        const int fd = memfd_create("heron-probe", MFD_CLOEXEC);
+        if (fd < 0) return Backing::Protect;
+        const size_t ps = page_size();
+        bool ok = ftruncate(fd, static_cast<off_t>(ps)) == 0;
+        if (ok) {
+            void* p = mmap(nullptr, ps, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+            ok = p != MAP_FAILED;
+            if (ok) munmap(p, ps);
+        }
+        close(fd);
+        return ok ? Backing::File : Backing::Protect;
+    }();
+    return probed;
+#else
+    // AArch64 needs cache maintenance after a write by another mapping, and
+    // qemu-user does not see such a write to retranslate the code: Protect.
+    return Backing::Protect;
+#endif
+}
+
+CodeMemory::CodeMemory(Backing backing) : backing_(backing) {
+    if (backing_ == Backing::File && !forks_counted()) backing_ = Backing::Protect;
+}
 
 CodeMemory::~CodeMemory() { release_all(); }
 
@@ -73,15 +131,23 @@ CodeMemory& CodeMemory::operator=(CodeMemory&& other) noexcept {
     win_begin_ = std::exchange(other.win_begin_, 0);
     win_next_ = std::exchange(other.win_next_, 0);
     win_end_ = std::exchange(other.win_end_, 0);
+    backing_ = other.backing_;
     next_id_ = other.next_id_;
     live_regions_ = std::exchange(other.live_regions_, 0);
     syscalls_ = other.syscalls_;
     return *this;
 }
 
+void CodeMemory::unmap_chunk(Chunk& c) {
+    if (c.base) munmap(c.base, c.size);
+    if (c.stage) munmap(c.stage, c.size);
+    if (c.fd >= 0) close(c.fd);
+    c.base = c.stage = nullptr;
+    c.fd = -1;
+}
+
 void CodeMemory::release_all() {
-    for (Chunk& c : chunks_)
-        if (c.base) munmap(c.base, c.size);
+    for (Chunk& c : chunks_) unmap_chunk(c);
     for (Slot& s : slots_)
         if (s.id != 0 && s.chunk == kNoChunk) munmap(s.base, s.code_pages_bytes + s.rodata_pages_bytes);
     chunks_.clear();
@@ -126,11 +192,12 @@ JitResult<CodeRegion> CodeMemory::allocate_pooled(size_t code_size, const uint8_
     Chunk& c = chunks_[win_chunk_];
     const size_t offset = win_next_;
     win_next_ += aligned;
+    uint8_t* const to = c.write_at(offset);
     if (bytes) {
-        std::memcpy(c.base + offset, bytes, code_size);
-        std::memset(c.base + offset + code_size, kTrapFiller, aligned - code_size);
+        std::memcpy(to, bytes, code_size);
+        std::memset(to + code_size, kTrapFiller, aligned - code_size);
     } else {
-        std::memset(c.base + offset, kTrapFiller, aligned);
+        std::memset(to, kTrapFiller, aligned);
     }
     const unsigned shift = page_shift();
     for (size_t p = offset >> shift; p <= (offset + code_size - 1) >> shift; ++p) ++c.live[p];
@@ -209,12 +276,13 @@ std::optional<JitError> CodeMemory::open_window(size_t bytes) {
             bool any_sealed = false;
             while (q < n && !c.live[q] && !in_unsealed_span(ci, q)) any_sealed |= c.sealed[q++] != 0;
             if (q - p >= need) {
-                if (any_sealed) {
+                // A file chunk's staging pages are always writable.
+                if (any_sealed && !c.stage) {
                     ++syscalls_;
                     if (mprotect(c.base + p * ps, (q - p) * ps, PROT_READ | PROT_WRITE) != 0)
                         return JitError{errno_text("mprotect (reuse code pages)")};
-                    std::fill(c.sealed.begin() + static_cast<ptrdiff_t>(p), c.sealed.begin() + static_cast<ptrdiff_t>(q), 0);
                 }
+                std::fill(c.sealed.begin() + static_cast<ptrdiff_t>(p), c.sealed.begin() + static_cast<ptrdiff_t>(q), 0);
                 win_chunk_ = ci;
                 win_begin_ = win_next_ = p * ps;
                 win_end_ = q * ps;
@@ -226,14 +294,17 @@ std::optional<JitError> CodeMemory::open_window(size_t bytes) {
 
     // A new chunk.
     const size_t size = std::max(kChunkBytes, round_to_pages(bytes));
-    void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ++syscalls_;
-    if (base == MAP_FAILED) return JitError{errno_text("mmap")};
     uint32_t ci = 0;
     while (ci < chunks_.size() && chunks_[ci].base) ++ci;
     if (ci == chunks_.size()) chunks_.emplace_back();
     Chunk& c = chunks_[ci];
-    c.base = static_cast<uint8_t*>(base);
+    if (backing_ == Backing::File && !map_file_chunk(c, size)) backing_ = Backing::Protect;
+    if (!c.base) {
+        void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ++syscalls_;
+        if (base == MAP_FAILED) return JitError{errno_text("mmap")};
+        c.base = static_cast<uint8_t*>(base);
+    }
     c.size = size;
     c.live.assign(size / ps, 0);
     c.sealed.assign(size / ps, 0);
@@ -242,6 +313,52 @@ std::optional<JitError> CodeMemory::open_window(size_t bytes) {
     win_chunk_ = ci;
     win_begin_ = win_next_ = 0;
     win_end_ = size;
+    return std::nullopt;
+}
+
+bool CodeMemory::map_file_chunk(Chunk& c, size_t size) {
+    const uint64_t forks_now = forks();
+    const int fd = memfd_create("heron-code", MFD_CLOEXEC);
+    ++syscalls_;
+    if (fd < 0) return false;
+    void* base = MAP_FAILED;
+    void* stage = MAP_FAILED;
+    syscalls_ += 3;
+    if (ftruncate(fd, static_cast<off_t>(size)) == 0) {
+        base = mmap(nullptr, size, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+        if (base != MAP_FAILED) stage = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    if (stage == MAP_FAILED) {
+        if (base != MAP_FAILED) munmap(base, size);
+        close(fd);
+        return false;
+    }
+    c.base = static_cast<uint8_t*>(base);
+    c.stage = static_cast<uint8_t*>(stage);
+    c.fd = fd;
+    c.forks = forks_now;
+    return true;
+}
+
+std::optional<JitError> CodeMemory::unshare(Chunk& c) {
+    // The staging copy holds every page the file does (each seal copied its
+    // pages from there), and pages not yet sealed are not run.
+    const uint64_t forks_now = forks();
+    const int fd = memfd_create("heron-code", MFD_CLOEXEC);
+    syscalls_ += 4;
+    if (fd < 0) return JitError{errno_text("memfd_create (after a fork)")};
+    if (ftruncate(fd, static_cast<off_t>(c.size)) != 0 || !write_all(fd, c.stage, c.size, 0)) {
+        close(fd);
+        return JitError{errno_text("copying code after a fork")};
+    }
+    // Replaces the shared mapping in place: running code sees the same bytes.
+    if (mmap(c.base, c.size, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        close(fd);
+        return JitError{errno_text("mmap (after a fork)")};
+    }
+    close(c.fd);
+    c.fd = fd;
+    c.forks = forks_now;
     return std::nullopt;
 }
 
@@ -255,12 +372,23 @@ std::optional<JitError> CodeMemory::seal(const Span& span) {
     if (end != span.to) {
         const size_t last = span.to / ps;
         const size_t used = span.to - last * ps;
-        if (c.dirty[last] > used) std::memset(c.base + span.to, kTrapFiller, c.dirty[last] - used);
+        if (c.dirty[last] > used) std::memset(c.write_at(span.to), kTrapFiller, c.dirty[last] - used);
         c.dirty[last] = static_cast<uint32_t>(used);
     }
-    ++syscalls_;
-    if (mprotect(c.base + span.from, end - span.from, PROT_READ | PROT_EXEC) != 0)
-        return JitError{errno_text("mprotect (code)")};
+    if (c.stage) {
+        // Whole pages (spans start at a page boundary): the staging copy is
+        // what the file must hold.
+        if (c.forks != forks()) {
+            if (auto e = unshare(c)) return e;
+        }
+        ++syscalls_;
+        if (!write_all(c.fd, c.stage + span.from, end - span.from, span.from))
+            return JitError{errno_text("pwrite (code)")};
+    } else {
+        ++syscalls_;
+        if (mprotect(c.base + span.from, end - span.from, PROT_READ | PROT_EXEC) != 0)
+            return JitError{errno_text("mprotect (code)")};
+    }
     std::fill(c.sealed.begin() + static_cast<ptrdiff_t>(span.from / ps), c.sealed.begin() + static_cast<ptrdiff_t>(end / ps), 1);
     // A no-op on x86-64; on AArch64 the new instructions must reach the
     // instruction cache before anyone jumps to them.
@@ -302,7 +430,9 @@ std::optional<JitError> CodeMemory::copy_code(const CodeRegion& region, size_t o
     if (m->finalized) return JitError{"copy_code: region is finalized (read+execute)"};
     if (offset > m->code_size || bytes.size() > m->code_size - offset)
         return JitError{"copy_code: bytes exceed the code region"};
-    if (!bytes.empty()) std::memcpy(m->base + offset, bytes.data(), bytes.size());
+    if (bytes.empty()) return std::nullopt;
+    uint8_t* const to = m->chunk == kNoChunk ? m->base : chunks_[m->chunk].write_at(m->offset);
+    std::memcpy(to + offset, bytes.data(), bytes.size());
     return std::nullopt;
 }
 
@@ -347,8 +477,7 @@ void CodeMemory::maybe_unmap(uint32_t ci) {
     for (const Chunk& o : chunks_)
         if (o.base && o.live_regions == 0) free_bytes += o.size;  // includes c
     if (free_bytes <= kKeepFreeBytes) return;
-    munmap(c.base, c.size);
-    c.base = nullptr;
+    unmap_chunk(c);
     c.size = 0;
     c.live.clear();
     c.sealed.clear();
@@ -368,7 +497,7 @@ std::optional<JitError> CodeMemory::release(const CodeRegion& region) {
         --c.live_regions;
         if (!m.finalized) {
             // Still writable: leave filler, not dead code, for the seal.
-            std::memset(m.base, kTrapFiller, m.code_size);
+            std::memset(c.write_at(m.offset), kTrapFiller, m.code_size);
             open_.erase(std::find(open_.begin(), open_.end(), si));
         }
     }

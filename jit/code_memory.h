@@ -1,19 +1,31 @@
 // Executable memory for JIT code, never writable and executable at once (W^X).
 //
-// Code is carved out of pooled chunks: large anonymous mappings whose pages
-// are either writable (RW: free, or holding code that is still being written)
-// or sealed (RX: finalized code). Regions are allocated one after the other
-// (16-byte aligned, the gaps filled with the host's trapping filler) from a
-// window of writable pages. `finalize` seals the window's filled pages with
-// one mprotect, so a batch of functions (all those of one
-// JITModule::finalize_definitions) costs one protection change, not one
-// mapping and one mprotect per function. After a seal the window resumes at
-// the next page boundary: sealed pages are never written again while they
-// hold a live region, so code that another thread runs is never touched.
+// Code is carved out of pooled chunks. Regions are allocated one after the
+// other (16-byte aligned, the gaps filled with the host's trapping filler)
+// from a window of free pages. `finalize` seals the window's filled pages at
+// once, so a batch of functions (all those of one
+// JITModule::finalize_definitions) costs one system call, not one mapping
+// and one mprotect per function. After a seal the window resumes at the next
+// page boundary: sealed pages are never written again while they hold a
+// live region, so code that another thread runs is never touched.
+//
+// Two backings (CodeMemory::Backing):
+//   - Protect: anonymous chunks whose pages are either writable (free, or
+//     holding code being written) or sealed (read+execute); a seal flips the
+//     filled pages to RX with one mprotect, and a reused page goes back to RW
+//     first. Each flip that takes away a permission flushes the TLB (on a
+//     virtual machine, several microseconds; with threads on other CPUs, a
+//     shootdown).
+//   - File: chunks backed by a memfd and mapped read+execute only. Code is
+//     written to a private, never executable staging copy of the chunk, and a
+//     seal copies the filled pages into the file with one pwrite: the pages
+//     the code runs from are never writable in this process, and neither a
+//     seal nor a reuse changes a mapping (no TLB flush). After a fork both
+//     processes share the file, so each moves its chunks to files of its own
+//     before it next writes one (a pthread_atfork count tells it).
 //
 // Releasing a region (a function freed or redefined) drops its pages' live
-// counts; a page with no live region is reused by a later window, turned
-// back to RW first (one mprotect for a whole run of such pages). Fully free
+// counts; a page with no live region is reused by a later window. Fully free
 // chunks beyond a small reserve are unmapped, and every chunk goes with the
 // `CodeMemory`.
 //
@@ -54,7 +66,13 @@ public:
     /// Code alignment within a chunk.
     static constexpr size_t kCodeAlign = 16;
 
-    CodeMemory() = default;
+    /// Where pooled code lives (see the top of this file).
+    enum class Backing : uint8_t { Protect, File };
+    /// File on x86-64 (whose instruction fetch follows stores made through
+    /// any mapping) when memfd works here, else Protect.
+    static Backing default_backing();
+
+    explicit CodeMemory(Backing backing = default_backing());
     ~CodeMemory();
     CodeMemory(const CodeMemory&) = delete;
     CodeMemory& operator=(const CodeMemory&) = delete;
@@ -92,11 +110,14 @@ public:
     std::optional<JitError> release(const CodeRegion& region);
 
     bool is_finalized(const CodeRegion& region) const;
+    /// The backing of chunks mapped from now on (File falls back to Protect
+    /// for good when a file chunk cannot be made).
+    Backing backing() const { return backing_; }
     /// Live regions.
     size_t num_regions() const { return live_regions_; }
     /// Bytes mapped: pooled chunks plus the mappings of regions with data.
     size_t mapped_bytes() const;
-    /// mmap and mprotect calls made so far (for tests and benchmarks).
+    /// mmap, mprotect and pwrite calls made so far (for tests and benchmarks).
     uint64_t num_syscalls() const { return syscalls_; }
 
 private:
@@ -113,6 +134,14 @@ private:
         // code of the same size needs no filling.
         std::vector<uint32_t> dirty;
         uint32_t live_regions = 0;
+        // File backing: the memfd behind `base` (mapped read+execute), the
+        // staging copy every write goes to, and the fork count when the
+        // file was made.
+        int fd = -1;
+        uint8_t* stage = nullptr;
+        uint64_t forks = 0;
+        /// Where the byte at `offset` is written.
+        uint8_t* write_at(size_t offset) const { return (stage ? stage : base) + offset; }
     };
     struct Slot {
         uint32_t id = 0;  // 0: free
@@ -150,6 +179,13 @@ private:
     CodeRegion add_region(const Slot& s);
     std::optional<JitError> open_window(size_t bytes);
     std::optional<JitError> seal(const Span& span);
+    /// Maps chunk `c` of `size` bytes as a file chunk; false (nothing left
+    /// mapped) when the system cannot.
+    bool map_file_chunk(Chunk& c, size_t size);
+    /// After a fork: moves file chunk `c` to a file of this process' own,
+    /// at the same address, with the same contents.
+    std::optional<JitError> unshare(Chunk& c);
+    static void unmap_chunk(Chunk& c);
     bool in_unsealed_span(uint32_t chunk, size_t page) const;
     void maybe_unmap(uint32_t chunk);
     uint32_t new_slot();
@@ -164,6 +200,7 @@ private:
     // [win_begin_, win_next_) is filled and not yet sealed.
     uint32_t win_chunk_ = kNoChunk;
     size_t win_begin_ = 0, win_next_ = 0, win_end_ = 0;
+    Backing backing_ = Backing::Protect;
     uint32_t next_id_ = 1;
     size_t live_regions_ = 0;
     uint64_t syscalls_ = 0;

@@ -165,7 +165,8 @@ TEST(JitCodeMemoryTest, RejectsMisuse) {
 // copy_code make), the alignment tail filled with int3, also where a
 // released region's longer code was.
 TEST(JitCodeMemoryTest, AllocateCodeCopiesTheBytesAndFillsTheTail) {
-    CodeMemory memory;
+    // Protect: the code is written in place, readable before the seal.
+    CodeMemory memory(CodeMemory::Backing::Protect);
     EXPECT_FALSE(memory.allocate_code({}).ok()) << "empty code";
     std::vector<uint8_t> longer(30, 0x90);
     std::copy(kAddBytes.begin(), kAddBytes.end(), longer.end() - static_cast<ptrdiff_t>(kAddBytes.size()));
@@ -216,7 +217,8 @@ TEST(JitCodeMemoryTest, ReleaseOneRegionAndReuse) {
 // page is never written again while it holds live code, and a redefinition
 // loop reuses freed pages instead of mapping new ones.
 TEST(JitCodeMemoryTest, PooledRegionsShareSealedPages) {
-    CodeMemory memory;
+    CodeMemory memory(CodeMemory::Backing::Protect);
+    ASSERT_EQ(memory.backing(), CodeMemory::Backing::Protect);
     std::vector<CodeRegion> batch;
     for (int k = 0; k < 20; ++k) {
         auto r = memory.allocate(kAddBytes.size());
@@ -267,6 +269,93 @@ TEST(JitCodeMemoryTest, PooledRegionsShareSealedPages) {
     }
     EXPECT_EQ(memory.mapped_bytes(), mapped) << "3000 pages of redefinitions fit in the first chunk";
     EXPECT_EQ(memory.num_regions(), 1u);
+}
+
+// File backing: the code's pages are read+execute from the start (the bytes
+// go to a staging copy and reach them at the seal, one pwrite per batch),
+// and reusing freed pages changes no protection: a redefinition loop costs
+// one system call per version.
+TEST(JitCodeMemoryTest, FileBackedCodeIsNeverWritable) {
+    if (CodeMemory::default_backing() != CodeMemory::Backing::File) GTEST_SKIP() << "no memfd code here";
+    CodeMemory memory(CodeMemory::Backing::File);
+    std::vector<CodeRegion> batch;
+    for (int k = 0; k < 20; ++k) {
+        auto r = memory.allocate_code(kAddBytes);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        EXPECT_EQ(page_permissions(r->code), "r-x") << "never writable, even before the seal";
+        batch.push_back(*r);
+    }
+    ASSERT_EQ(memory.backing(), CodeMemory::Backing::File);
+    const uint64_t before = memory.num_syscalls();
+    ASSERT_FALSE(memory.finalize_all().has_value());
+    EXPECT_EQ(memory.num_syscalls() - before, 1u) << "one pwrite seals the batch";
+    for (const CodeRegion& r : batch) {
+        EXPECT_TRUE(memory.is_finalized(r));
+        EXPECT_TRUE(std::equal(kAddBytes.begin(), kAddBytes.end(), r.code));
+        EXPECT_EQ(r.code[kAddBytes.size()], 0xcc) << "padding is int3";
+        EXPECT_EQ(reinterpret_cast<BinaryFn>(r.code)(20, 22), 42);
+    }
+    EXPECT_TRUE(memory.copy_code(batch[0], 0, kAddBytes).has_value()) << "sealed";
+
+    // Redefinitions: each new version on a fresh or reused page, the old one
+    // still running until it is released; no mprotect, no new chunk.
+    for (const CodeRegion& r : batch) ASSERT_FALSE(memory.release(r).has_value());
+    const size_t mapped = memory.mapped_bytes();
+    const std::vector<uint8_t> sub = {0x89, 0xf8, 0x29, 0xf0, 0xc3};  // mov eax, edi; sub eax, esi; ret
+    std::optional<CodeRegion> live;
+    const uint64_t loop_start = memory.num_syscalls();
+    for (int k = 0; k < 3000; ++k) {
+        const bool odd = k % 2 != 0;
+        auto r = memory.allocate_code(odd ? sub : kAddBytes);
+        ASSERT_TRUE(r.ok());
+        ASSERT_FALSE(memory.finalize(*r).has_value());
+        ASSERT_EQ(reinterpret_cast<BinaryFn>(r->code)(k, 1), odd ? k - 1 : k + 1) << "version " << k;
+        if (live) {
+            ASSERT_EQ(reinterpret_cast<BinaryFn>(live->code)(k, 2), odd ? k + 2 : k - 2) << "the old version still runs";
+            ASSERT_FALSE(memory.release(*live).has_value());
+        }
+        live = *r;
+    }
+    EXPECT_EQ(memory.num_syscalls() - loop_start, 3000u) << "one pwrite per version, reuse included";
+    EXPECT_EQ(memory.mapped_bytes(), mapped);
+}
+
+// After a fork the two processes would share the file: the child's code on a
+// reused page must not show up in the parent's function there (each
+// process moves its chunks to a file of its own before writing one).
+TEST(JitCodeMemoryTest, FileBackedCodeIsPrivateAfterFork) {
+    if (CodeMemory::default_backing() != CodeMemory::Backing::File) GTEST_SKIP() << "no memfd code here";
+    CodeMemory memory(CodeMemory::Backing::File);
+    auto add = memory.allocate_code(kAddBytes);
+    ASSERT_TRUE(add.ok());
+    ASSERT_FALSE(memory.finalize(*add).has_value());
+    ASSERT_EQ(reinterpret_cast<BinaryFn>(add->code)(40, 2), 42);
+    const pid_t child = fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+        // The child frees `add` and fills the whole chunk, its first page
+        // (where `add` was) included, with code that subtracts.
+        if (memory.release(*add)) _exit(10);
+        std::vector<uint8_t> big(CodeMemory::kChunkBytes - CodeMemory::kCodeAlign, 0xcc);
+        const std::vector<uint8_t> sub = {0x89, 0xf8, 0x29, 0xf0, 0xc3};
+        std::copy(sub.begin(), sub.end(), big.begin());
+        auto r = memory.allocate_code(big);
+        if (!r.ok()) _exit(11);
+        if (r->code != add->code) _exit(12);  // not the reused page: the test proves nothing
+        if (memory.finalize(*r)) _exit(13);
+        _exit(reinterpret_cast<BinaryFn>(r->code)(40, 2) == 38 ? 0 : 14);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's code on the reused page";
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(add->code)(40, 2), 42) << "the parent's function is its own";
+    // The parent writes after the fork too: its chunk moves to a new file.
+    auto more = memory.allocate_code(kAddBytes);
+    ASSERT_TRUE(more.ok());
+    ASSERT_FALSE(memory.finalize(*more).has_value());
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(more->code)(1, 2), 3);
+    EXPECT_EQ(reinterpret_cast<BinaryFn>(add->code)(40, 2), 42);
 }
 
 // A page that held longer code and is reused for shorter code gets the old
