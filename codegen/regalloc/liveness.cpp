@@ -182,6 +182,17 @@ std::string count_operands(Context::Impl& s) {
     return lo_stamp[b] == stamp ? pos_before(insts_begin[b + 1]) : lu_end[b];
 }
 
+// Raises the last position block b needs the current vreg for (stamp) to
+// `live_to`, starting from 0 at the vreg's first use in b.
+[[gnu::always_inline]] inline void note_use_end(uint32_t* lu_stamp, uint32_t* lu_end, uint32_t b, uint32_t stamp,
+                                                uint32_t live_to) {
+    if (lu_stamp[b] != stamp) {
+        lu_stamp[b] = stamp;
+        lu_end[b] = 0;
+    }
+    lu_end[b] = std::max(lu_end[b], live_to);
+}
+
 // Appends r, which starts after every range before it, to the ranges of
 // one vreg (those from `first` up to nr), merged into the last one when
 // they touch.
@@ -619,12 +630,7 @@ std::string build_liveness(Context::Impl& s) {
             for (uint32_t k = ub; k < ue; ++k) {
                 const UsePos& u = uses[k];
                 const uint32_t b = inst_block[u.pos / 4];
-                // Last position each block needs the value for, from its uses.
-                if (lu_stamp[b] != stamp) {
-                    lu_stamp[b] = stamp;
-                    lu_end[b] = 0;
-                }
-                lu_end[b] = std::max(lu_end[b], u.live_to);
+                note_use_end(lu_stamp, lu_end, b, stamp, u.live_to);
                 if (u.kind == kUseDef) continue;
                 const uint64_t bit = uint64_t{1} << b;
                 if (u.kind == kUseEdge) live_out |= bit;
@@ -674,12 +680,7 @@ std::string build_liveness(Context::Impl& s) {
             for (uint32_t k = ub; k < ue; ++k) {
                 const UsePos& u = uses[k];
                 const uint32_t b = inst_block[u.pos / 4];
-                // Last position each block needs the value for, from its uses.
-                if (lu_stamp[b] != stamp) {
-                    lu_stamp[b] = stamp;
-                    lu_end[b] = 0;
-                }
-                lu_end[b] = std::max(lu_end[b], u.live_to);
+                note_use_end(lu_stamp, lu_end, b, stamp, u.live_to);
                 if (u.kind == kUseDef) continue;
                 if (u.kind == kUseEdge) lo_stamp[b] = stamp;
                 if (b != d) {
