@@ -88,22 +88,9 @@ bool write_all(int fd, const uint8_t* bytes, size_t n, size_t offset) {
 
 CodeMemory::Backing CodeMemory::default_backing() {
 #if defined(__x86_64__)
-    // One probe per process: a memfd that can be mapped executable.
-    static const Backing probed = [] {
-        if (!forks_counted()) return Backing::Protect;
-        const int fd = memfd_create("heron-probe", MFD_CLOEXEC);
-        if (fd < 0) return Backing::Protect;
-        const size_t ps = page_size();
-        bool ok = ftruncate(fd, static_cast<off_t>(ps)) == 0;
-        if (ok) {
-            void* p = mmap(nullptr, ps, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
-            ok = p != MAP_FAILED;
-            if (ok) munmap(p, ps);
-        }
-        close(fd);
-        return ok ? Backing::File : Backing::Protect;
-    }();
-    return probed;
+    // Where memfd is missing or may not be mapped executable, the first
+    // chunk falls back to Protect (open_window).
+    return forks_counted() ? Backing::File : Backing::Protect;
 #else
     // AArch64 needs cache maintenance after a write by another mapping, and
     // qemu-user does not see such a write to retranslate the code: Protect.

@@ -69,7 +69,8 @@ public:
     /// Where pooled code lives (see the top of this file).
     enum class Backing : uint8_t { Protect, File };
     /// File on x86-64 (whose instruction fetch follows stores made through
-    /// any mapping) when memfd works here, else Protect.
+    /// any mapping), else Protect. A File memory whose first chunk cannot be
+    /// a memfd mapped executable goes on as Protect (see backing()).
     static Backing default_backing();
 
     explicit CodeMemory(Backing backing = default_backing());
