@@ -87,20 +87,8 @@ private:
 
     void count_uses() {
         uses_.assign(dfg_.num_values(), 0);
-        // Every operand is a value below num_values here (note_users also
-        // sees the values rewrites make, after the arrays were sized): the
-        // arrays are read through pointers, unchecked.
-        uint32_t* const uses = uses_.data();
-        const uint32_t* const slot = slot_.data();
-        const DataFlowGraph& dfg = dfg_;
         for (Block b : func_.layout.blocks()) {
-            for (Inst i : func_.layout.block_insts(b)) {
-                dfg.for_each_inst_value(i, [&](Value v) {
-                    v = resolve(v);
-                    ++uses[v.index()];
-                    if (slot[v.index()] != kNone) [[unlikely]] users_[slot[v.index()]].push_back(i);
-                });
-            }
+            for (Inst i : func_.layout.block_insts(b)) note_users(i);
         }
     }
 
