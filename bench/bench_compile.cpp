@@ -34,6 +34,7 @@
 #include <sstream>
 #include <string>
 
+#include "codegen/context.h"
 #include "codegen/ir/parser.h"
 #include "codegen/isa/aarch64/emit.h"
 #include "codegen/isa/aarch64/lower.h"
@@ -450,9 +451,8 @@ void BM_Emit(benchmark::State& state) {
 /// register the trap sites; then release the previous version.
 void BM_Install(benchmark::State& state) {
     const Input& in = input(state.range(0));
-    std::unique_ptr<TargetIsa> isa = host_isa();
     CompiledCode code;
-    if (!isa->compile(*in.func, CompileOptions{}, code).empty()) std::abort();
+    if (Context(host_isa()).compile(*in.func, code)) std::abort();
     CodeMemory memory;
     for (auto _ : state) {
         JitResult<CodeRegion> region = memory.allocate(code.bytes.size());
@@ -473,18 +473,16 @@ void BM_Install(benchmark::State& state) {
 }
 
 // --- x86-64 against AArch64, on this host ------------------------------------
-// The same inputs compiled by TargetIsa::compile (lower, allocate, emit into
-// CompiledCode; no verify, no install) for each ISA, and the AArch64 stages
-// one by one as above. docs/backend-aarch64.md has the ratios.
+// The same inputs compiled by the driver (verify, lower, allocate, emit into
+// CompiledCode; no install) for each ISA, and the AArch64 stages one by one
+// as above.
 
 void compile_with(benchmark::State& state, const char* isa_name) {
     const Input& in = input(state.range(0));
-    std::unique_ptr<TargetIsa> isa = isa_by_name(isa_name);
+    Context ctx(isa_by_name(isa_name));
     CompiledCode code;
     for (auto _ : state) {
-        code.clear();
-        std::string err = isa->compile(*in.func, CompileOptions{}, code);
-        if (!err.empty()) state.SkipWithError(err.c_str());
+        if (auto err = ctx.compile(*in.func, code)) state.SkipWithError(err->message.c_str());
         benchmark::DoNotOptimize(code.bytes.data());
     }
     set_counters(state, in.insts);

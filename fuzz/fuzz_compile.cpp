@@ -12,27 +12,27 @@
 #include <string>
 #include <string_view>
 
+#include "codegen/context.h"
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
-#include "codegen/machinst/isa.h"
-#include "codegen/verifier/verifier.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace heron;
-    static std::unique_ptr<TargetIsa> isa = host_isa();
+    static Context ctx(host_isa(), [] {
+        CompileOptions opts;
+        opts.check_regalloc = true;
+        return opts;
+    }());
     std::string_view text(reinterpret_cast<const char*>(data), size);
     Diagnostics diags;
     auto funcs = parse_functions(text, diags);
-    CompileOptions opts;
-    opts.check_regalloc = true;
     for (const auto& f : funcs) {
-        VerifierErrors errs;
-        if (!verify_function(*f, errs)) continue;
         CompiledCode code;
-        std::string err = isa->compile(*f, opts, code);
-        if (err.empty() || err.find("not supported") != std::string::npos) continue;
-        std::fprintf(stderr, "fuzz_compile: a function that verifies does not compile: %s\n%s\n", err.c_str(),
-                     print_function(*f).c_str());
+        std::optional<CompileError> err = ctx.compile(*f, code);
+        if (!err || err->stage == CompileStage::Verify) continue;
+        if (err->message.find("not supported") != std::string::npos) continue;
+        std::fprintf(stderr, "fuzz_compile: a function that verifies does not compile: %s\n%s\n",
+                     err->message.c_str(), print_function(*f).c_str());
         std::abort();
     }
     return 0;

@@ -8,8 +8,7 @@
 
 #include "codegen/ir/cursor.h"
 #include "codegen/ir/printer.h"
-#include "codegen/opt/pipeline.h"
-#include "codegen/verifier/verifier.h"
+#include "codegen/context.h"
 #include "jit/code_memory.h"
 #include "jit/trap_handler.h"
 
@@ -76,22 +75,18 @@ JITBuilder& JITBuilder::verify_passes(bool on) {
 
 struct JITModule::Impl {
     SymbolResolver symbols;
-    std::shared_ptr<TargetIsa> isa;
-    CompileOptions options;
+    // The compile driver (codegen/context.h): verifier tables, optimizer
+    // and backend state, kept between definitions.
+    std::unique_ptr<Context> compiler;
     CodeMemory memory;
-    // opt_level Speed: the pipeline and the copy it edits (kept, so the
-    // next function reuses their memory).
-    std::optional<Optimizer> optimizer;
-    Function scratch;
-    // Kept between definitions so that the next one allocates little: the
-    // verifier's tables, compiled code buffers no function holds any more
-    // (each keeping its capacity), and finalize's work lists. A module that
-    // installs its functions in batches needs one buffer per function of a
-    // batch: up to kSpareCode buffers of any size are kept, and beyond
-    // them, up to the largest batch seen (at most kMaxSpareCode), buffers
-    // of small functions only, so spares never hold much memory.
-    VerifierContext verifier;
-    VerifierErrors verifier_errors;
+    // Kept between definitions so that the next one allocates little:
+    // compiled code buffers no function holds any more (each keeping its
+    // capacity) and finalize's work lists. A module that installs its
+    // functions in batches needs one buffer per function of a batch: up to
+    // kSpareCode buffers of any size are kept, and beyond them, up to the
+    // largest batch seen (at most kMaxSpareCode), buffers of small
+    // functions only, so spares never hold much memory.
+    //
     // The compiled code of every function (installed and pending) lives in
     // a slot of `codes` whose object never moves (compiled_code() hands
     // out pointers), so defining and installing only pass slot numbers
@@ -185,15 +180,12 @@ struct JITModule::Impl {
 
 JITModule::JITModule(JITBuilder builder) : impl_(std::make_unique<Impl>()) {
     impl_->symbols = std::move(builder.symbols_);
-    impl_->isa = builder.isa_ ? std::move(builder.isa_) : std::shared_ptr<TargetIsa>(host_isa());
-    impl_->options = builder.options_;
-    if (impl_->options.opt_level != OptLevel::None) {
-        impl_->optimizer.emplace(impl_->options.opt_level, impl_->options.verify_passes);
-    }
-    isa_ = impl_->isa.get();
+    std::shared_ptr<TargetIsa> isa = builder.isa_ ? std::move(builder.isa_) : std::shared_ptr<TargetIsa>(host_isa());
+    impl_->compiler = std::make_unique<Context>(std::move(isa), builder.options_);
+    isa_ = &impl_->compiler->isa();
 }
 
-OptLevel JITModule::opt_level() const { return impl_->options.opt_level; }
+OptLevel JITModule::opt_level() const { return impl_->compiler->options().opt_level; }
 
 JITModule::~JITModule() = default;
 
@@ -231,38 +223,18 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         return JitError{"function %" + f.name + " is defined with signature " + print_signature(func.signature) +
                         " but declared with " + print_signature(f.sig)};
     }
-    VerifierErrors& errs = impl_->verifier_errors;
-    errs.clear();
-    // With an optimizer, the verifier builds the CFG and dominator tree in
-    // the optimizer's pass context: the pipeline would compute the same on
-    // the copy.
-    VerifierAnalyses built;
-    if (impl_->optimizer) built = {&impl_->optimizer->cfg_storage(), &impl_->optimizer->domtree_storage()};
-    if (!(impl_->optimizer ? verify_function(func, errs, impl_->verifier, built)
-                           : verify_function(func, errs, impl_->verifier))) {
-        return JitError{"function %" + f.name + " does not verify:\n" + format_verifier_errors(errs)};
-    }
-    const Function* to_compile = &func;
-    // The loops the pipeline leaves current, for the block order.
-    KnownAnalyses known;
-    // One scan of the caller's function serves may_change and the run on
-    // the copy (which has the same blocks).
-    uint8_t needs = impl_->optimizer ? scan_pass_needs(func) : 0;
     // A call links by the declared name: a call to the IR's own name is a
-    // self-call (tail-accumulate's kSelfCall) only when the two agree.
-    if ((needs & pass_needs::kSelfCall) && name_key(func.name) != f.name) needs &= ~pass_needs::kSelfCall;
-    if (impl_->optimizer && impl_->optimizer->may_change(needs)) {
-        impl_->scratch = func;
-        if (auto e = impl_->optimizer->run(impl_->scratch, needs, built.computed))
-            return JitError{"cannot optimize %" + f.name + ": " + *e};
-        to_compile = &impl_->scratch;
-        known.loops = impl_->optimizer->loops();
-    }
+    // self-call only when the two agree.
+    CompileRequest request;
+    request.own_name_is_self = name_key(func.name) == f.name;
     const uint32_t slot = impl_->take_code();
-    std::string err = impl_->isa->compile(*to_compile, impl_->options, *impl_->codes[slot], known);
-    if (!err.empty()) {
+    if (auto e = impl_->compiler->compile(func, *impl_->codes[slot], request)) {
         impl_->free_code(slot);
-        return JitError{"cannot compile %" + f.name + ": " + err};
+        switch (e->stage) {
+        case CompileStage::Verify: return JitError{"function %" + f.name + " does not verify:\n" + e->message};
+        case CompileStage::Optimize: return JitError{"cannot optimize %" + f.name + ": " + e->message};
+        default: return JitError{"cannot compile %" + f.name + ": " + e->message};
+        }
     }
     if (f.pending != Impl::kNoCode) {
         impl_->free_code(f.pending);

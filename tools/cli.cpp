@@ -37,8 +37,7 @@
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/ir/run_command.h"
-#include "codegen/isa/x64/lower.h"
-#include "codegen/isa/x64/settings.h"
+#include "codegen/context.h"
 #include "codegen/machinst/isa.h"
 #include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
@@ -67,11 +66,12 @@ constexpr const char* kUsage =
     "                                   the small language (docs/lang.md), default fn main\n"
     "  --regalloc linear-scan|single-pass (run, compile) the register allocator; single-pass\n"
     "                                   compiles faster, its code is slower (default linear-scan)\n"
-    "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode]\n"
+    "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode] [--check]\n"
     "                                   compile for the host or ISA (x86_64, aarch64); print\n"
     "                                   code size, machine code. --opt-level: the IR passes\n"
     "                                   before lowering (default: the file's set opt_level,\n"
-    "                                   else none)\n"
+    "                                   else none). --check: the allocation checker and the\n"
+    "                                   verifier after every pass (as in tests)\n"
     "  structure FILE [--no-break] [--check]\n"
     "                                   print each function as structured pseudo-code\n"
     "                                   (docs/structure.md); --check lowers it back to IR and\n"
@@ -385,7 +385,7 @@ std::vector<tools::DisasmComment> ir_comments(const Function& f, const CompiledC
 
 int cmd_compile(const std::vector<std::string>& args) {
     std::string path, target(host_isa_name());
-    bool disasm = false, vcode = false;
+    bool disasm = false, vcode = false, check = false;
     std::optional<OptLevel> opt_flag;
     std::string flag_error;
     RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
@@ -398,8 +398,12 @@ int cmd_compile(const std::vector<std::string>& args) {
             }
         } else if (a == "--disasm") disasm = true;
         else if (a == "--vcode") vcode = true;
+        else if (a == "--check") check = true;
         else if (a == "--target" && k + 1 < args.size()) target = args[++k];
-        else if (path.empty()) path = a;
+        else if (a.starts_with("-")) {
+            std::cerr << "heron compile: unknown option '" << a << "'\n" << kUsage;
+            return 2;
+        } else if (path.empty()) path = a;
         else {
             std::cerr << kUsage;
             return 2;
@@ -418,37 +422,29 @@ int cmd_compile(const std::vector<std::string>& args) {
     }
     const std::optional<OptLevel> opt_level = file_opt_level(path, parsed.file, opt_flag);
     if (!opt_level) return 1;
-    bool is_x64 = isa->name() == "x86_64";
+    const bool is_x64 = isa->name() == "x86_64";
+    // The JIT's compile: --check adds what the tests and fuzzers run (the
+    // allocation checker, the verifier after every pass).
     CompileOptions opts;
-    opts.check_regalloc = true;
     opts.opt_level = *opt_level;
     opts.regalloc = regalloc;
-    opts.verify_passes = true;
-    Optimizer optimizer(*opt_level, opts.verify_passes);
+    opts.check_regalloc = check;
+    opts.verify_passes = check;
+    Context ctx(std::move(isa), opts);
     int status = 0;
     for (const ParsedFunction& pf : parsed.file.functions) {
-        Function f = *pf.func;
-        if (auto e = optimizer.run(f)) {
-            std::cerr << path << ":" << pf.srcmap.function.line << ": " << f.name.to_string() << ": " << *e << "\n";
-            status = 1;
-            continue;
-        }
-        if (vcode && is_x64) {
-            x64::VCode vc;
-            std::string err = x64::lower_function(f, x64::Settings::host(), vc);
-            if (err.empty()) std::cout << "; vcode of " << f.name.to_string() << "\n" << vc.to_string();
-        }
         CompiledCode code;
         auto t0 = std::chrono::steady_clock::now();
-        KnownAnalyses known;
-        known.loops = optimizer.loops();
-        std::string err = isa->compile(f, opts, code, known);
+        std::optional<CompileError> err = ctx.compile(*pf.func, code);
         double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        if (!err.empty()) {
-            std::cerr << path << ":" << pf.srcmap.function.line << ": " << f.name.to_string() << ": " << err << "\n";
+        if (err) {
+            std::cerr << path << ":" << pf.srcmap.function.line << ": " << pf.func->name.to_string() << ": "
+                      << err->message << "\n";
             status = 1;
             continue;
         }
+        const Function& f = ctx.compiled_function();
+        if (vcode) std::cout << "; vcode of " << f.name.to_string() << "\n" << ctx.vcode_text();
         std::printf("function %s: %zu bytes, frame %u bytes, %u spill slots, %zu trap sites, compiled in %.1f us\n",
                     f.name.to_string().c_str(), code.bytes.size(), code.frame_size, code.spill_slots,
                     code.trap_sites.size(), us);

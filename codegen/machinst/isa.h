@@ -16,9 +16,7 @@ namespace heron {
 
 /// How hard a compile works on the code (CLIF `set opt_level=...`).
 /// `None` lowers the function as written; `Speed` first runs the IR
-/// pipeline of codegen/opt/pipeline.h. The pipeline is run by whoever
-/// holds a mutable copy of the function (JITModule, `heron compile`);
-/// TargetIsa::compile lowers the function it is given.
+/// pipeline of codegen/opt/pipeline.h on a copy (codegen/context.h).
 enum class OptLevel : uint8_t { None, Speed };
 
 /// The register allocator a compile uses (codegen/regalloc/regalloc.h):
@@ -62,26 +60,35 @@ inline bool check_lowered_blocks(const CompileOptions& opts) {
 
 class LoopAnalysis;
 
-/// Analyses of the function being compiled that its caller has and knows
-/// to be current, so that the backend need not compute them again: the
+/// Analyses of the function being lowered that the driver has and knows to
+/// be current, so that the backend need not compute them again: the
 /// optimizer's loops (Optimizer::loops), which the block order lays loops
 /// out from. Each must be exactly what a fresh computation would give.
 struct KnownAnalyses {
     const LoopAnalysis* loops = nullptr;
 };
 
+/// One instruction set as the compile driver (codegen/context.h) sees it:
+/// lowering into VCode kept inside the ISA object (its memory reused by
+/// the next function), the register environment the allocator works in,
+/// and emission of the allocated VCode. The driver runs the stages in
+/// order; an ISA holds the state of one compile at a time.
 class TargetIsa {
 public:
     virtual ~TargetIsa() = default;
     virtual std::string_view name() const = 0;
-    /// Compiles `func` (verified) into `out`. Returns an empty string on
-    /// success, else what went wrong (an unsupported feature, an internal
-    /// check that failed).
-    virtual std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out,
-                                const KnownAnalyses& known) = 0;
-    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out) {
-        return compile(func, opts, out, KnownAnalyses{});
-    }
+    /// Lowers `func` (verified). Returns an empty string on success, else
+    /// what this backend cannot compile.
+    virtual std::string lower(const Function& func, const KnownAnalyses& known) = 0;
+    /// The last lowering as the register allocator sees it.
+    virtual const ra::Function& lowered() const = 0;
+    /// The registers the allocator may use, and the conventions they obey.
+    virtual const ra::MachineEnv& machine_env() const = 0;
+    /// Emits the last lowering of `func` with `alloc` into `out` (replacing
+    /// what it held). Returns an empty string on success.
+    virtual std::string emit(const Function& func, const ra::Output& alloc, CompiledCode& out) = 0;
+    /// The last lowering as text, one machine instruction a line.
+    virtual std::string vcode_text() const = 0;
 };
 
 /// The ISA of the host (x86-64 or AArch64); null if the host is not supported.

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/context.h"
 #include "codegen/ir/parser.h"
 #include "codegen/isa/aarch64/logical_imm.h"
 #include "codegen/machinst/isa.h"
@@ -39,7 +40,8 @@ Compiled compile(std::string_view text) {
     EXPECT_EQ(isa->name(), "aarch64");
     CompileOptions opts;
     opts.check_regalloc = true;
-    c.error = isa->compile(*fs[0], opts, c.code);
+    Context ctx(std::move(isa), opts);
+    c.error = error_text(ctx.compile(*fs[0], c.code));
     if (!c.error.empty()) return c;
     std::map<uint64_t, std::string> labels;
     for (const auto& [off, name] : c.code.labels) labels[off] = name;
@@ -73,11 +75,11 @@ std::string listing_of(const std::string& file, const std::string& name) {
     EXPECT_TRUE(parsed.ok()) << file;
     for (const ParsedFunction& pf : parsed.file.functions) {
         if (pf.func->name.to_string() != "%" + name) continue;
-        auto isa = isa_by_name("aarch64");
         CompileOptions opts;
         opts.check_regalloc = true;
+        Context ctx(isa_by_name("aarch64"), opts);
         CompiledCode code;
-        std::string err = isa->compile(*pf.func, opts, code);
+        std::string err = error_text(ctx.compile(*pf.func, code));
         EXPECT_EQ(err, "") << name;
         std::map<uint64_t, std::string> labels;
         for (const auto& [off, label] : code.labels) labels[off] = label;
@@ -497,9 +499,9 @@ TEST(Aarch64LogicalImm, EncoderAgreesWithTheArchitecturalDecoding) {
 
 TEST(Aarch64Backend, EveryRunFileTestFunctionCompilesAsWithAFreshIsa) {
     namespace fs = std::filesystem;
-    auto isa = isa_by_name("aarch64");
     CompileOptions opts;
     opts.check_regalloc = true;
+    Context ctx(isa_by_name("aarch64"), opts);
     unsigned compiled = 0;
     for (const auto& entry : fs::directory_iterator(std::string(HERON_SOURCE_DIR) + "/tests/filetests/run")) {
         if (entry.path().extension() != ".clif") continue;
@@ -510,13 +512,14 @@ TEST(Aarch64Backend, EveryRunFileTestFunctionCompilesAsWithAFreshIsa) {
         ASSERT_TRUE(parsed.ok()) << entry.path();
         for (const ParsedFunction& pf : parsed.file.functions) {
             CompiledCode code;
-            std::string err = isa->compile(*pf.func, opts, code);
+            std::string err = error_text(ctx.compile(*pf.func, code));
             EXPECT_EQ(err, "") << entry.path() << ": " << pf.func->name.to_string();
             EXPECT_EQ(code.bytes.size() % 4, 0u);
-            // The ISA keeps its lowering, allocator and emitter state from
-            // one function to the next: the result equals a fresh ISA's.
+            // The driver and ISA keep their lowering, allocator and
+            // emitter state from one function to the next: the result
+            // equals a fresh one's.
             CompiledCode fresh;
-            ASSERT_EQ(isa_by_name("aarch64")->compile(*pf.func, opts, fresh), err);
+            ASSERT_EQ(error_text(Context(isa_by_name("aarch64"), opts).compile(*pf.func, fresh)), err);
             const std::string where = entry.path().string() + ": " + pf.func->name.to_string();
             EXPECT_EQ(code.bytes, fresh.bytes) << where;
             EXPECT_EQ(code.frame_size, fresh.frame_size) << where;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/context.h"
 #include "codegen/interp/interpreter.h"
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
@@ -212,14 +213,13 @@ std::vector<Line> compile_at_speed(const std::string& isa_name, std::string_view
     auto fs = parse_functions(text, errs);
     EXPECT_TRUE(errs.empty() && fs.size() == 1);
     if (fs.size() != 1) return {};
-    Optimizer opt(OptLevel::Speed, true);
-    auto err = opt.run(*fs[0]);
-    EXPECT_FALSE(err) << *err;
-    auto isa = isa_by_name(isa_name);
     CompileOptions opts;
+    opts.opt_level = OptLevel::Speed;
+    opts.verify_passes = true;
     opts.check_regalloc = true;
+    Context ctx(isa_by_name(isa_name), opts);
     CompiledCode code;
-    EXPECT_EQ(isa->compile(*fs[0], opts, code), "");
+    EXPECT_EQ(error_text(ctx.compile(*fs[0], code)), "");
     return testing::disassemble_listing(isa_name, code).lines;
 }
 

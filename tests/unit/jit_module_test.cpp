@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/context.h"
 #include "codegen/ir/parser.h"
 #include "codegen/ir/printer.h"
 #include "codegen/machinst/isa.h"
@@ -395,7 +396,7 @@ TEST(JitModuleTest, BatchesOfRedefinitionsReuseBuffersCorrectly) {
     // any size, with bodies of changing lengths: every recycled buffer
     // held another function's (longer or shorter) code before.
     constexpr int kFuncs = 24;
-    std::unique_ptr<TargetIsa> isa = host_isa();
+    Context ctx(host_isa());
     JITModule jit(checked());
     std::vector<FuncId> ids;
     for (int i = 0; i < kFuncs; ++i) {
@@ -411,7 +412,7 @@ TEST(JitModuleTest, BatchesOfRedefinitionsReuseBuffersCorrectly) {
             ASSERT_FALSE(jit.define_function(ids[i], *f).has_value());
             // The bytes of a compile into a new buffer.
             CompiledCode code;
-            ASSERT_EQ(isa->compile(*f, CompileOptions{}, code), "");
+            ASSERT_EQ(error_text(ctx.compile(*f, code)), "");
             fresh[i] = code.bytes;
         }
         ASSERT_FALSE(jit.finalize_definitions().has_value());

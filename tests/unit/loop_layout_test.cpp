@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/context.h"
 #include "codegen/analysis/cfg.h"
 #include "codegen/analysis/dominator_tree.h"
 #include "codegen/analysis/loops.h"
@@ -33,11 +34,11 @@ Listing compile(const std::string& isa_name, std::string_view text) {
     auto fs = parse_functions(text, errs);
     EXPECT_TRUE(errs.empty()) << (errs.empty() ? "" : errs[0].format("text"));
     if (fs.size() != 1) return {};
-    auto isa = isa_by_name(isa_name);
     CompileOptions opts;
     opts.check_regalloc = true;
+    Context ctx(isa_by_name(isa_name), opts);
     CompiledCode code;
-    const std::string err = isa->compile(*fs[0], opts, code);
+    const std::string err = error_text(ctx.compile(*fs[0], code));
     EXPECT_EQ(err, "");
     return testing::disassemble_listing(isa_name, code);
 }
@@ -410,16 +411,16 @@ block0(v0: i64, v1: i64):
     // the function before had a v3 that was used.)
     const char* const kFunctions[] = {kTrivial, kWhile, kDiamond, kIrreducible, kTrivial, kDiamond, kWhile, kTrivial};
     for (const char* isa_name : kIsas) {
-        auto reused = isa_by_name(isa_name);
+        CompileOptions opts;
+        opts.check_regalloc = true;
+        Context reused(isa_by_name(isa_name), opts);
         for (const char* text : kFunctions) {
             Diagnostics errs;
             auto fs = parse_functions(text, errs);
             ASSERT_TRUE(errs.empty() && fs.size() == 1);
-            CompileOptions opts;
-            opts.check_regalloc = true;
             CompiledCode again, fresh;
-            ASSERT_EQ(reused->compile(*fs[0], opts, again), "") << isa_name;
-            ASSERT_EQ(isa_by_name(isa_name)->compile(*fs[0], opts, fresh), "") << isa_name;
+            ASSERT_EQ(error_text(reused.compile(*fs[0], again)), "") << isa_name;
+            ASSERT_EQ(error_text(Context(isa_by_name(isa_name), opts).compile(*fs[0], fresh)), "") << isa_name;
             EXPECT_EQ(again.bytes, fresh.bytes) << isa_name << ": " << fs[0]->name.to_string();
             EXPECT_EQ(again.labels, fresh.labels) << isa_name;
             EXPECT_EQ(again.ir_insts, fresh.ir_insts) << isa_name;

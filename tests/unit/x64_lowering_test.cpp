@@ -17,6 +17,7 @@
 #include <string>
 #include <tuple>
 
+#include "codegen/context.h"
 #include "codegen/ir/parser.h"
 #include "codegen/isa/x64/encoder.h"
 #include "codegen/isa/x64/lower.h"
@@ -52,13 +53,12 @@ std::string vcode_of(const std::string& text, x64::Settings settings = x64::Sett
 /// pipeline of `level`.
 std::string full_asm_of(const std::string& text, OptLevel level = OptLevel::None) {
     auto f = parse_one(text);
-    Optimizer opt(level, /*verify_each=*/true);
-    auto opt_err = opt.run(*f);
-    EXPECT_FALSE(opt_err) << *opt_err;
     CompiledCode code;
     CompileOptions opts;
+    opts.opt_level = level;
+    opts.verify_passes = true;
     opts.check_regalloc = true;
-    std::string err = host_isa()->compile(*f, opts, code);
+    std::string err = error_text(Context(host_isa(), opts).compile(*f, code));
     EXPECT_EQ(err, "");
     std::map<uint64_t, std::string> labels;
     for (const auto& [off, name] : code.labels) labels[off] = name;
@@ -1089,7 +1089,7 @@ block6(v10: i64):
 
     auto f = parse_one(text);
     CompiledCode code;
-    ASSERT_EQ(host_isa()->compile(*f, CompileOptions{}, code), "");
+    ASSERT_EQ(error_text(Context(host_isa()).compile(*f, code)), "");
     ASSERT_EQ(code.trap_sites.size(), 1u);
     EXPECT_EQ(code.bytes.at(code.trap_sites[0].offset), 0x0F) << "ud2 is 0f 0b";
     EXPECT_EQ(code.bytes.at(code.trap_sites[0].offset + 1), 0x0B);
@@ -1283,17 +1283,17 @@ TEST(X64EmitTest, OnlyIntegerCalleeSavedRegistersInUseArePushed) {
         }
         return n;
     };
-    auto isa = isa_by_name("x86_64");
     CompileOptions opts;
     opts.check_regalloc = true;
+    Context ctx(isa_by_name("x86_64"), opts);
     for (int round = 0; round < 2; ++round) {
         auto f = parse_one(fl);
         CompiledCode code;
-        ASSERT_EQ(isa->compile(*f, opts, code), "");
+        ASSERT_EQ(error_text(ctx.compile(*f, code)), "");
         ASSERT_GE(code.bytes.size(), 4u);
         EXPECT_EQ(pushes_after_frame(code), 0u);
         auto g = parse_one(in);
-        ASSERT_EQ(isa->compile(*g, opts, code), "");
+        ASSERT_EQ(error_text(ctx.compile(*g, code)), "");
         EXPECT_GE(pushes_after_frame(code), 1u);
     }
     // And the integer one still computes the right value.

@@ -1,6 +1,7 @@
-// The AArch64 TargetIsa: lower -> allocate registers (-> check) -> emit.
-// The lowering, allocator and emitter state is kept between functions so
-// that compiling the next function allocates almost nothing.
+// The AArch64 TargetIsa: lowering into VCode and emission, with the state
+// of both kept between functions so that compiling the next function
+// allocates almost nothing. The driver (codegen/context.h) allocates
+// registers in between.
 #include "codegen/machinst/isa.h"
 
 #include "codegen/isa/aarch64/emit.h"
@@ -13,29 +14,23 @@ class Aarch64Isa final : public TargetIsa {
 public:
     std::string_view name() const override { return "aarch64"; }
 
-    std::string compile(const Function& func, const CompileOptions& opts, CompiledCode& out,
-                        const KnownAnalyses& known) override {
+    std::string lower(const Function& func, const KnownAnalyses& known) override {
         vcode_.clear();
         lower_ctx_.known_loops = known.loops;
         std::string err = aarch64::lower_function(func, vcode_, lower_ctx_);
         lower_ctx_.known_loops = nullptr;
-        if (!err.empty()) return err;
-        alloc_.clear();
-        ractx_.trust_block_structure = !check_lowered_blocks(opts);
-        err = ra::allocate(vcode_.ra, aarch64::machine_env(), alloc_, ractx_, opts.regalloc);
-        if (!err.empty()) return "register allocation failed: " + err;
-        if (opts.check_regalloc) {
-            err = ra::check(vcode_.ra, aarch64::machine_env(), alloc_);
-            if (!err.empty()) return "register allocation checker: " + err;
-        }
-        return aarch64::emit_function(func, vcode_, alloc_, out, emit_ctx_);
+        return err;
     }
+    const ra::Function& lowered() const override { return vcode_.ra; }
+    const ra::MachineEnv& machine_env() const override { return aarch64::machine_env(); }
+    std::string emit(const Function& func, const ra::Output& alloc, CompiledCode& out) override {
+        return aarch64::emit_function(func, vcode_, alloc, out, emit_ctx_);
+    }
+    std::string vcode_text() const override { return vcode_.to_string(); }
 
 private:
     aarch64::VCode vcode_;
     LowerContext lower_ctx_;
-    ra::Output alloc_;
-    ra::Context ractx_;
     aarch64::EmitContext emit_ctx_;
 };
 

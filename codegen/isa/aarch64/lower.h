@@ -16,7 +16,10 @@
 
 namespace heron::aarch64 {
 
-struct VCode : VCodeBase<MInst> {};
+struct VCode : VCodeBase<MInst> {
+    /// Text form for tests and `heron compile --vcode`.
+    std::string to_string() const;
+};
 
 /// Lowers `func` (which must verify). Returns an empty string on success,
 /// else "unsupported on aarch64: <what> in blockN". `ctx` is kept between
