@@ -230,6 +230,7 @@ struct Interpreter::Impl {
     // --- outcomes -----------------------------------------------------------------
 
     static std::string where(const DecodedFunction* D, uint32_t pc) {
+        if (!D) return "the entry call";
         std::string s = D->name;
         if (pc >= D->src_inst.size()) return s;
         Inst inst(D->src_inst[pc]);
@@ -261,10 +262,15 @@ struct Interpreter::Impl {
     // --- frames -------------------------------------------------------------------
 
     /// Pushes a frame for `callee` with `args` in its entry parameters. On
-    /// failure the outcome names the calling instruction (D, pc), if any.
+    /// failure the outcome names the calling instruction (D, pc), or the
+    /// callee itself when it is the entry function (D null: no caller).
     Step push_frame(DecodedFunction* callee, const std::vector<uint64_t>& args, InterpOutcome& out,
                     const DecodedFunction* D, uint32_t pc) {
         if (!callee->error.empty()) return error(out, callee->error, D, pc);
+        if (!D) {
+            D = callee;
+            pc = UINT32_MAX;
+        }
         if (frames_.size() >= max_depth_) {
             return trap(out, TrapCode::kStackOverflow, D, pc,
                         "call depth limit of " + std::to_string(max_depth_) + " frames reached");

@@ -413,6 +413,27 @@ TEST(InterpCalls, DeepRecursionTrapsStackOverflow) {
     EXPECT_EQ(ret1(run(interp, "down", {DataValue::i64(10)})), 10u);
 }
 
+// The entry function's own frame over the limit: a trap naming it (there is
+// no caller frame to name), then the interpreter goes on.
+TEST(InterpCalls, EntryFrameOverTheStackLimitTraps) {
+    FB b("big", {I64}, {I64});
+    StackSlot ss = b.f->create_stack_slot(StackSlotData{1 << 20, 1, {}});
+    Value p = b.c.ins().stack_addr(I64, ss);
+    b.c.ins().store({}, b.params[0], p, 0);
+    b.ret({b.c.ins().load(I64, {}, p, 0)});
+    Interpreter interp;
+    interp.add_function(*b.f);
+    EXPECT_EQ(ret1(run(interp, "big", {DataValue::i64(7)})), 7u);
+    interp.set_max_stack_bytes(1 << 16);
+    auto r = run(interp, "big", {DataValue::i64(7)});
+    ASSERT_EQ(r.kind, K::Trap) << r.message;
+    EXPECT_EQ(r.trap, TrapCode::stack_overflow());
+    EXPECT_NE(r.message.find("in %big: stack memory limit of 65536 bytes"), std::string::npos) << r.message;
+    EXPECT_EQ(r.function, "%big");
+    interp.set_max_stack_bytes(1 << 24);
+    EXPECT_EQ(ret1(run(interp, "big", {DataValue::i64(8)})), 8u);
+}
+
 // --- memory ---------------------------------------------------------------------
 
 MemFlags flags(std::initializer_list<MemFlags::Bit> bits) {

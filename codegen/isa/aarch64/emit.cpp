@@ -76,7 +76,8 @@ private:
     a64::Gp gpr(uint32_t inst, unsigned k, unsigned size) const { return gp(reg(inst, k), size); }
     a64::Vec fpr(uint32_t inst, unsigned k, unsigned size) const { return fp(reg(inst, k), size); }
 
-    void layout_frame();
+    /// "" or the error for a frame over kMaxFrameSize.
+    std::string layout_frame();
     void prologue();
     void pop_frame();
     void emit_edit(const ra::Edit& e);
@@ -225,7 +226,7 @@ void Emitter::load_fconst(a64::Vec d, uint64_t bits, unsigned size) {
     a_.fmov(d, gp(kIp0, size));
 }
 
-void Emitter::layout_frame() {
+std::string Emitter::layout_frame() {
     bool used[2][32] = {};
     auto mark = [&](Allocation a) {
         if (a.is_reg()) used[static_cast<unsigned>(a.as_reg().cls)][a.as_reg().hw] = true;
@@ -244,8 +245,8 @@ void Emitter::layout_frame() {
     }
     spill_base_ = vc_.outgoing_args_size;
     slot_offset_.clear();
-    uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
-    frame_size_ = (off + 15) / 16 * 16;
+    uint64_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
+    const uint64_t frame = (off + 15) / 16 * 16;
     // Pairs of each class; an odd x and an odd d share the last slot.
     for (size_t k = 0; k + 1 < saved_gprs.size(); k += 2)
         save_slots_.push_back({{saved_gprs[k], false}, {saved_gprs[k + 1], false}, true});
@@ -258,8 +259,11 @@ void Emitter::layout_frame() {
     else if (odd_gpr) save_slots_.push_back({last_gpr, {}, false});
     else if (odd_fpr) save_slots_.push_back({last_fpr, {}, false});
     uint32_t pushed = 16 + 16 * static_cast<uint32_t>(save_slots_.size());
+    if (std::string err = frame_size_error(frame + pushed); !err.empty()) return err;
+    frame_size_ = static_cast<uint32_t>(frame);
     out_.frame_size = frame_size_ + pushed;
     out_.spill_slots = al_.num_spill_slots;
+    return {};
 }
 
 void Emitter::prologue() {
@@ -940,7 +944,7 @@ void Emitter::find_forwarded_blocks() {
 
 std::string Emitter::run() {
     begin(asmjit::Arch::kAArch64, a_, vc_);
-    layout_frame();
+    if (std::string err = layout_frame(); !err.empty()) return err;
     uint32_t nb = rf().num_blocks();
 
     find_forwarded_blocks();

@@ -156,7 +156,8 @@ private:
     /// cannot: the bytes then go to scratch_ and emission fails.
     bool grow();
 
-    void layout_frame();
+    /// "" or the error for a frame over kMaxFrameSize.
+    std::string layout_frame();
     /// Shrink-wrapping: whether the prologue can move off the entry. Fills
     /// wrap_ per block: kFrameless for the blocks run before any prologue
     /// (the entry and blocks reached only from such blocks, none of them
@@ -250,7 +251,7 @@ bool Emitter::grow() {
     return false;
 }
 
-void Emitter::layout_frame() {
+std::string Emitter::layout_frame() {
     // Callee-saved registers the allocation uses: per PReg index (both
     // classes), whether an allocation or an edit destination names it,
     // marked without a branch per allocation (one store each; the last
@@ -272,12 +273,14 @@ void Emitter::layout_frame() {
     // allocation to name.
     operands_need_frame_ = al_.num_spill_slots != 0 || !saved_.empty();
     spill_base_ = vc_.outgoing_args_size;
-    uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
-    uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
-    uint32_t total = (off + pushed + 15) / 16 * 16;
-    frame_size_ = total - pushed;
-    out_.frame_size = total;
+    uint64_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
+    uint64_t pushed = 8 * saved_.size();
+    uint64_t total = (off + pushed + 15) / 16 * 16;
+    if (std::string err = frame_size_error(total); !err.empty()) return err;
+    frame_size_ = static_cast<uint32_t>(total - pushed);
+    out_.frame_size = static_cast<uint32_t>(total);
     out_.spill_slots = al_.num_spill_slots;
+    return {};
 }
 
 void Emitter::prologue() {
@@ -1352,7 +1355,7 @@ std::string Emitter::run() {
     jumps_.clear();
     saved_.clear();
     slot_offset_.clear();
-    layout_frame();
+    if (std::string err = layout_frame(); !err.empty()) return err;
     uint32_t nb = rf().num_blocks();
     // One allocation each for the IR offsets (at most one per instruction)
     // and block labels of a fresh CompiledCode, instead of regrowing them.
