@@ -1,0 +1,362 @@
+// GVN with the rewrite rules: see gvn.h. The rules are rules.def, the
+// constant folds fold.def.
+#include "codegen/opt/gvn.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "codegen/interp/int_ops.h"
+#include "codegen/opt/effects.h"
+#include "codegen/opt/fold.h"
+#include "codegen/opt/pass_manager.h"
+
+namespace heron {
+
+namespace {
+
+constexpr auto kCommutes = [] {
+    std::array<bool, 256> t{};
+#define HERON_COMMUTES(Op) t[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_RULES(Op)
+#define HERON_RULE(cond, result)
+#include "codegen/opt/rules.def"
+#undef HERON_COMMUTES
+#undef HERON_RULES
+#undef HERON_RULE
+    return t;
+}();
+
+/// What a rule turns an instruction into.
+struct Rewrite {
+    enum Kind : uint8_t { None, Same, Const, Inst, Take };
+    Kind kind = None;
+    Opcode op = Opcode::Nop;
+    uint8_t code = 0;
+    Value a, b;  // Same: a; Inst: the operands
+    uint64_t bits = 0;  // Const: the constant; Take: the destination
+};
+
+constexpr bool pow2(uint64_t k) { return k != 0 && (k & (k - 1)) == 0; }
+constexpr uint64_t log2(uint64_t k) { return static_cast<uint64_t>(__builtin_ctzll(k)); }
+
+class Numberer {
+public:
+    Numberer(Function& func, const DominatorTree& dt, GvnScratch& s)
+        : dfg_(func.dfg), layout_(func.layout), dt_(dt), s_(s) {}
+
+    uint32_t run(Block entry) {
+        const uint32_t nv = dfg_.num_values();
+        s_.repl.assign(nv, Value());
+        s_.is_const.assign(nv, 0);
+        s_.bits.resize(nv);
+        size_t cap = 64;
+        while (cap < 2 * static_cast<size_t>(dfg_.num_insts())) cap *= 2;
+        s_.table.assign(cap, 0);
+        count_ = 0;
+        s_.stack.clear();
+        s_.stack.push_back(entry);
+        while (!s_.stack.empty()) {
+            block_ = s_.stack.back();
+            s_.stack.pop_back();
+            for (auto i = layout_.first_inst(block_); i; i = layout_.next_inst(*i)) visit(*i);
+            const auto kids = dt_.children(block_);
+            for (size_t k = kids.size(); k-- > 0;) s_.stack.push_back(kids[k]);
+        }
+        return changes_;
+    }
+
+    bool cfg_changed() const { return cfg_changed_; }
+
+private:
+    // --- values --------------------------------------------------------------
+    Value resolve(Value v) const {
+        if (dfg_.value_is_alias(v)) v = dfg_.resolve_aliases(v);
+        if (v.index() < s_.repl.size() && s_.repl[v.index()].is_valid()) return s_.repl[v.index()];
+        return v;
+    }
+    void grow_values() {
+        const uint32_t nv = dfg_.num_values();
+        if (s_.repl.size() >= nv) return;
+        s_.repl.resize(nv, Value());
+        s_.is_const.resize(nv, 0);
+        s_.bits.resize(nv);
+    }
+    bool is_k(Value v) const { return v.is_valid() && v.index() < s_.is_const.size() && s_.is_const[v.index()]; }
+    uint64_t bits_of(Value v) const { return is_k(v) ? s_.bits[v.index()] : 0; }
+    void note_constant(Value v, uint64_t bits) {
+        s_.is_const[v.index()] = 1;
+        s_.bits[v.index()] = bits;
+    }
+    void replace(Value from, Value to) {
+        s_.repl[from.index()] = to;
+        ++changes_;
+    }
+    /// The instruction defining `v` (a result), if any.
+    const InstructionData* def_of(Value v) const {
+        if (!v.is_valid()) return nullptr;
+        const ValueDef d = dfg_.value_def(v);
+        return d.is_result() ? &dfg_[d.inst()] : nullptr;
+    }
+
+    // --- the hash table of pure instructions ---------------------------------
+    static bool is_pure(const InstructionData& d) {
+        return d.opcode != Opcode::Nop && effects_of(d.opcode).movable() && d.vargs.empty();
+    }
+    /// The fixed operands, commutative ones in a fixed order.
+    static std::array<Value, 3> key_args(const InstructionData& d) {
+        std::array<Value, 3> a{};
+        const unsigned n = d.num_fixed_args();
+        for (unsigned k = 0; k < n; ++k) a[k] = d.args[k];
+        if (kCommutes[static_cast<unsigned>(d.opcode)] && a[1].index() < a[0].index()) std::swap(a[0], a[1]);
+        return a;
+    }
+    static size_t hash(const InstructionData& d) {
+        const auto a = key_args(d);
+        uint64_t h = static_cast<uint64_t>(d.opcode) | uint64_t{d.type.code()} << 8 | uint64_t{d.code} << 16 |
+                     uint64_t{d.flags.bits} << 24 | uint64_t{d.flags.trap} << 32;
+        auto mix = [&](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; h ^= h >> 29; };
+        mix(a[0].index());
+        mix(a[1].index());
+        mix(a[2].index());
+        mix(d.imm);
+        mix(uint64_t{d.entity} << 32 | static_cast<uint32_t>(d.offset));
+        return static_cast<size_t>(h);
+    }
+    static bool same_key(const InstructionData& p, const InstructionData& q) {
+        return p.opcode == q.opcode && p.type == q.type && p.code == q.code && p.flags == q.flags &&
+               key_args(p) == key_args(q) && p.imm == q.imm && p.entity == q.entity && p.offset == q.offset;
+    }
+    bool available(Inst e) const {
+        const Block b = *layout_.inst_block(e);
+        return b == block_ || dt_.dominates(b, block_);
+    }
+    /// An available pure instruction equal to `d`, if any; else `self`
+    /// (when valid) takes its slot.
+    PackedOption<Inst> find_or_insert(const InstructionData& d, PackedOption<Inst> self) {
+        const size_t mask = s_.table.size() - 1;
+        for (size_t h = hash(d) & mask;; h = (h + 1) & mask) {
+            uint32_t& slot = s_.table[h];
+            if (slot == 0) {
+                if (!self) return std::nullopt;
+                slot = self->index() + 1;
+                if (++count_ * 2 > s_.table.size()) grow();
+                return std::nullopt;
+            }
+            const Inst e(slot - 1);
+            if (!same_key(dfg_[e], d)) continue;
+            if (available(e)) return e;
+            if (self) slot = self->index() + 1;  // e's dominator subtree is done
+            return std::nullopt;
+        }
+    }
+    void grow() {
+        std::vector<uint32_t> old;
+        old.swap(s_.table);
+        s_.table.assign(old.size() * 2, 0);
+        const size_t mask = s_.table.size() - 1;
+        for (uint32_t slot : old) {
+            if (slot == 0) continue;
+            size_t h = hash(dfg_[Inst(slot - 1)]) & mask;
+            while (s_.table[h] != 0) h = (h + 1) & mask;
+            s_.table[h] = slot;
+        }
+    }
+
+    // --- constants -----------------------------------------------------------
+    static InstructionData constant_data(Type t, uint64_t bits) {
+        InstructionData d;
+        if (t == types::F32) {
+            d.opcode = Opcode::F32const;
+        } else if (t == types::F64) {
+            d.opcode = Opcode::F64const;
+        } else {
+            d.opcode = Opcode::Iconst;
+            d.type = t;
+        }
+        d.imm = bits & t.mask();
+        return d;
+    }
+    /// The constant `bits` of type `t` before the current instruction (an
+    /// available equal one if there is).
+    Value materialize(Type t, uint64_t bits) {
+        const InstructionData kd = constant_data(t, bits);
+        if (auto e = find_or_insert(kd, std::nullopt)) return dfg_.first_result(*e);
+        const Inst ni = dfg_.make_inst(kd);
+        dfg_.make_inst_results(ni, t);
+        layout_.insert_inst(ni, cur_);
+        grow_values();
+        const Value v = dfg_.first_result(ni);
+        note_constant(v, kd.imm);
+        find_or_insert(kd, ni);
+        return v;
+    }
+    /// The current instruction's one result becomes the constant `bits`:
+    /// an available equal constant, or the instruction itself rewritten.
+    void become_constant(uint64_t bits) {
+        const Value r = dfg_.first_result(cur_);
+        const InstructionData kd = constant_data(dfg_.value_type(r), bits);
+        if (auto e = find_or_insert(kd, std::nullopt)) {
+            replace(r, dfg_.first_result(*e));
+            return;
+        }
+        dfg_[cur_] = kd;
+        note_constant(r, kd.imm);
+        find_or_insert(kd, cur_);
+        ++changes_;
+    }
+
+    // --- one instruction -----------------------------------------------------
+    void visit(Inst i) {
+        cur_ = i;
+        dfg_.for_each_inst_value(i, [&](Value& v) { v = resolve(v); });
+        InstructionData& d = dfg_[i];
+        switch (d.opcode) {
+        case Opcode::Iconst:
+        case Opcode::F32const:
+        case Opcode::F64const: note_constant(dfg_.first_result(i), d.imm); break;
+        default:
+            for (int round = 0; round < 4; ++round) {
+                const Step s = simplify(i);
+                if (s == Step::Replaced) return;
+                if (s == Step::Kept) break;
+            }
+        }
+        if (!dfg_.has_results(i) || !is_pure(dfg_[i])) return;
+        if (auto e = find_or_insert(dfg_[i], i)) {
+            const auto from = dfg_.inst_results(i);
+            const auto to = dfg_.inst_results(*e);
+            for (size_t k = 0; k < from.size(); ++k) replace(from[k], to[k]);
+        }
+    }
+
+    enum class Step : uint8_t { Kept, Rewritten, Replaced };
+
+    Step simplify(Inst i) {
+        InstructionData& d = dfg_[i];
+        const unsigned n = d.num_fixed_args();
+        if (n == 0) return Step::Kept;
+        const bool has_results = dfg_.has_results(i);
+        if (has_results) {
+            FoldInput in{d.opcode, d.code, dfg_.ctrl_typevar(i).bits(), dfg_.value_type(d.args[0]).bits(), {}};
+            bool all = true;
+            for (unsigned k = 0; k < n && all; ++k) {
+                all = is_k(d.args[k]);
+                in.k[k] = bits_of(d.args[k]);
+            }
+            uint64_t out[2];
+            const unsigned folded = all ? fold_constants(in, out) : 0;
+            if (folded == 1) {
+                become_constant(out[0]);
+                return Step::Replaced;
+            }
+            if (folded == 2) {
+                const auto res = dfg_.inst_results(i);
+                const Value r0 = res[0], r1 = res[1];
+                const Value k0 = materialize(dfg_.value_type(r0), out[0]);
+                const Value k1 = materialize(dfg_.value_type(r1), out[1]);
+                replace(r0, k0);
+                replace(r1, k1);
+                return Step::Replaced;
+            }
+            if (kCommutes[static_cast<unsigned>(d.opcode)] && is_k(d.args[0]) && !is_k(d.args[1])) {
+                std::swap(d.args[0], d.args[1]);
+                ++changes_;
+            }
+        }
+        const Rewrite r = match(i);
+        switch (r.kind) {
+        case Rewrite::None: return Step::Kept;
+        case Rewrite::Same: replace(dfg_.first_result(i), r.a); return Step::Replaced;
+        case Rewrite::Const: become_constant(r.bits); return Step::Replaced;
+        case Rewrite::Inst: {
+            InstructionData& w = dfg_[i];
+            w.opcode = r.op;
+            w.code = r.code;
+            w.args = {r.a, r.b, Value()};
+            ++changes_;
+            return Step::Rewritten;
+        }
+        case Rewrite::Take: {
+            InstructionData& w = dfg_[i];
+            w.opcode = Opcode::Jump;
+            if (r.bits == 1) w.dests[0] = w.dests[1];
+            w.dests[1] = BlockCall();
+            w.args = {};
+            cfg_changed_ = true;
+            ++changes_;
+            return Step::Kept;
+        }
+        }
+        return Step::Kept;
+    }
+
+    /// The first rule of rules.def that applies to `i`.
+    Rewrite match(Inst i) {
+        const InstructionData& d = dfg_[i];
+        const Value x = d.args[0], y = d.args[1], z = d.args[2];
+        const bool kx = is_k(x), ky = is_k(y);
+        const uint64_t cx = bits_of(x), cy = bits_of(y);
+        const Type T = dfg_.ctrl_typevar(i);
+        const unsigned B = T.bits();
+        const uint64_t M = T.mask();
+        const uint8_t CC = d.code;
+        const InstructionData* defx = def_of(x);
+        const InstructionData* defy = def_of(y);
+        const Opcode dx = defx ? defx->opcode : Opcode::Nop;
+        const Opcode dy = defy ? defy->opcode : Opcode::Nop;
+        const Value x0 = defx ? defx->args[0] : Value(), x1 = defx ? defx->args[1] : Value();
+        const Value y0 = defy ? defy->args[0] : Value();
+        const bool kx1 = is_k(x1);
+        const uint64_t cx1 = bits_of(x1);
+        (void)z, (void)kx, (void)ky, (void)cx, (void)cy, (void)B, (void)M, (void)CC, (void)dx, (void)dy;
+        (void)x0, (void)y0, (void)kx1, (void)cx1;
+        auto same = [](Value v) { return Rewrite{Rewrite::Same, Opcode::Nop, 0, v, Value(), 0}; };
+        auto konst = [](uint64_t k) { return Rewrite{Rewrite::Const, Opcode::Nop, 0, Value(), Value(), k}; };
+        auto rewrite = [&](Opcode op, Value a, Value b = Value()) { return Rewrite{Rewrite::Inst, op, CC, a, b, 0}; };
+        auto rewrite_cc = [](IntCC cc, Value a, Value b) {
+            return Rewrite{Rewrite::Inst, Opcode::Icmp, static_cast<uint8_t>(cc), a, b, 0};
+        };
+        auto take = [](uint64_t k) { return Rewrite{Rewrite::Take, Opcode::Nop, 0, Value(), Value(), k}; };
+        auto K = [&](uint64_t k) { return materialize(dfg_.value_type(y), k); };
+        auto type_of = [&](Value v) { return dfg_.value_type(v); };
+        (void)same, (void)konst, (void)rewrite, (void)rewrite_cc, (void)take, (void)K, (void)type_of;
+        using namespace interp;
+        switch (d.opcode) {
+        default: break;
+#define HERON_COMMUTES(Op)
+#define HERON_RULES(Op) \
+    break;              \
+    case Opcode::Op:
+#define HERON_RULE(cond, result) \
+    if (cond) return result;
+#include "codegen/opt/rules.def"
+#undef HERON_COMMUTES
+#undef HERON_RULES
+#undef HERON_RULE
+        }
+        return {};
+    }
+
+    DataFlowGraph& dfg_;
+    Layout& layout_;
+    const DominatorTree& dt_;
+    GvnScratch& s_;
+    Block block_;
+    Inst cur_;
+    size_t count_ = 0;
+    uint32_t changes_ = 0;
+    bool cfg_changed_ = false;
+};
+
+}  // namespace
+
+uint32_t number_values(Function& func, PassContext& ctx) {
+    const auto entry = func.layout.entry_block();
+    if (!entry) return 0;
+    Numberer n(func, ctx.domtree(), ctx.scratch().gvn);
+    const uint32_t changes = n.run(*entry);
+    if (n.cfg_changed()) ctx.invalidate({Property::CfgValid});
+    return changes;
+}
+
+}  // namespace heron
