@@ -41,7 +41,9 @@ public:
         s_.work.clear();
         for (Block b : layout_.blocks()) {
             for (Inst i : layout_.block_insts(b)) {
-                std::as_const(dfg_).for_each_inst_value(i, [&](Value v) { ++s_.uses[dfg_.resolve_aliases(v).index()]; });
+                std::as_const(dfg_).for_each_inst_value(i, [&](Value v) {
+                    ++s_.uses[(dfg_.value_is_alias(v) ? dfg_.resolve_aliases(v) : v).index()];
+                });
             }
         }
         const Block entry = *layout_.entry_block();
@@ -52,7 +54,9 @@ public:
                 }
             }
             for (Inst i : layout_.block_insts(b)) {
-                if (dfg_.has_results(i) && removable(dfg_, dfg_[i])) s_.work.push_back(dfg_.first_result(i));
+                if (!dfg_.has_results(i)) continue;
+                const Value r = dfg_.first_result(i);
+                if (s_.uses[r.index()] == 0 && removable(dfg_, dfg_[i])) s_.work.push_back(r);
             }
         }
         while (!s_.work.empty()) {
@@ -61,6 +65,7 @@ public:
             kill(v);
         }
         // The parameters last to first, so that positions stay valid.
+        if (dropped_ == 0) return removed_;
         for (Block b : layout_.blocks()) {
             const auto params = dfg_.block_params(b);
             for (uint32_t k = static_cast<uint32_t>(params.size()); k-- > 0;) {
@@ -79,7 +84,7 @@ public:
 
 private:
     void unuse(Value v) {
-        v = dfg_.resolve_aliases(v);
+        if (dfg_.value_is_alias(v)) v = dfg_.resolve_aliases(v);
         if (--s_.uses[v.index()] == 0) s_.work.push_back(v);
     }
 
@@ -91,6 +96,7 @@ private:
             const Block b = def.block();
             if (s_.drop[v.index()] || b == *layout_.entry_block() || !layout_.is_block_inserted(b)) return;
             s_.drop[v.index()] = 1;
+            ++dropped_;
             for (const BlockPredecessor& p : cfg_.predecessors(b)) {
                 for (const BlockCall& bc : dfg_.branch_destinations(p.inst)) {
                     if (bc.block(dfg_.value_lists) == b) unuse(bc.arg(def.num, dfg_.value_lists));
@@ -114,6 +120,7 @@ private:
     const ControlFlowGraph& cfg_;
     DceScratch& s_;
     uint32_t removed_ = 0;
+    uint32_t dropped_ = 0;  // parameters marked in s_.drop
 };
 
 class CfgSimplifier {
@@ -213,7 +220,6 @@ private:
                 for (const BlockCall& bc : dfg_.branch_destinations(*last)) ++s_.preds[bc.block(dfg_.value_lists).index()];
             }
         }
-        s_.repl.assign(dfg_.num_values(), Value());
         bool merged = false;
         for (auto b = layout_.entry_block(); b; b = layout_.next_block(*b)) {
             for (;;) {
@@ -222,6 +228,7 @@ private:
                 const BlockCall call = dfg_[*last].dests[0];
                 const Block c = call.block(dfg_.value_lists);
                 if (c == *b || c == entry || s_.preds[c.index()] != 1) break;
+                if (!merged) s_.repl.assign(dfg_.num_values(), Value());
                 const auto params = dfg_.block_params(c);
                 const auto args = call.args(dfg_.value_lists);
                 for (size_t k = 0; k < params.size(); ++k) s_.repl[params[k].index()] = args[k];

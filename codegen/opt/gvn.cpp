@@ -26,6 +26,41 @@ constexpr auto kCommutes = [] {
     return t;
 }();
 
+/// The opcodes fold.def folds and those rules.def has rules for.
+constexpr auto kFolds = [] {
+    std::array<bool, 256> t{};
+#define HERON_FOLD(Op, expr) t[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_FOLD_PAIR(Op, expr, flag) t[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_FOLD_TRAPPING(Op, expr) t[static_cast<unsigned>(Opcode::Op)] = true;
+#include "codegen/opt/fold.def"
+#undef HERON_FOLD
+#undef HERON_FOLD_PAIR
+#undef HERON_FOLD_TRAPPING
+    return t;
+}();
+constexpr auto kHasRules = [] {
+    std::array<bool, 256> t{};
+#define HERON_COMMUTES(Op)
+#define HERON_RULES(Op) t[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_RULE(cond, result)
+#include "codegen/opt/rules.def"
+#undef HERON_COMMUTES
+#undef HERON_RULES
+#undef HERON_RULE
+    return t;
+}();
+
+/// Pure opcodes (effects.h: no memory, trap, call or control) but nop.
+constexpr auto kPure = [] {
+    std::array<bool, 256> t{};
+    for (unsigned op = 0; op < kNumOpcodes; ++op) {
+        const uint8_t f = detail::kOpcodeInfo[op].flags;
+        using namespace opflags;
+        t[op] = op != static_cast<unsigned>(Opcode::Nop) && (f & (TERM | BRANCH | CALL | TRAP | LOAD | STORE)) == 0;
+    }
+    return t;
+}();
+
 /// What a rule turns an instruction into.
 struct Rewrite {
     enum Kind : uint8_t { None, Same, Const, Inst, Take };
@@ -99,9 +134,7 @@ private:
     }
 
     // --- the hash table of pure instructions ---------------------------------
-    static bool is_pure(const InstructionData& d) {
-        return d.opcode != Opcode::Nop && effects_of(d.opcode).movable() && d.vargs.empty();
-    }
+    static bool is_pure(const InstructionData& d) { return kPure[static_cast<unsigned>(d.opcode)] && d.vargs.empty(); }
     /// The fixed operands, commutative ones in a fixed order.
     static std::array<Value, 3> key_args(const InstructionData& d) {
         std::array<Value, 3> a{};
@@ -110,21 +143,17 @@ private:
         if (kCommutes[static_cast<unsigned>(d.opcode)] && a[1].index() < a[0].index()) std::swap(a[0], a[1]);
         return a;
     }
-    static size_t hash(const InstructionData& d) {
-        const auto a = key_args(d);
-        uint64_t h = static_cast<uint64_t>(d.opcode) | uint64_t{d.type.code()} << 8 | uint64_t{d.code} << 16 |
-                     uint64_t{d.flags.bits} << 24 | uint64_t{d.flags.trap} << 32;
-        auto mix = [&](uint64_t v) { h = (h ^ v) * 0x9e3779b97f4a7c15ull; h ^= h >> 29; };
-        mix(a[0].index());
-        mix(a[1].index());
-        mix(a[2].index());
-        mix(d.imm);
-        mix(uint64_t{d.entity} << 32 | static_cast<uint32_t>(d.offset));
-        return static_cast<size_t>(h);
+    static size_t hash(const InstructionData& d, const std::array<Value, 3>& a) {
+        uint64_t h = (static_cast<uint64_t>(d.opcode) | uint64_t{d.type.code()} << 8 | uint64_t{d.code} << 16 |
+                      uint64_t{d.flags.bits} << 24 | uint64_t{d.flags.trap} << 32) ^
+                     (uint64_t{a[0].index()} * 0x9e3779b97f4a7c15ull) ^ (uint64_t{a[1].index()} * 0xc2b2ae3d27d4eb4full) ^
+                     (uint64_t{a[2].index()} * 0x165667b19e3779f9ull) ^ (d.imm * 0xd6e8feb86659fd93ull) ^
+                     ((uint64_t{d.entity} << 32 | static_cast<uint32_t>(d.offset)) * 0x94d049bb133111ebull);
+        return static_cast<size_t>(h ^ (h >> 31));
     }
-    static bool same_key(const InstructionData& p, const InstructionData& q) {
+    static bool same_key(const InstructionData& p, const InstructionData& q, const std::array<Value, 3>& qa) {
         return p.opcode == q.opcode && p.type == q.type && p.code == q.code && p.flags == q.flags &&
-               key_args(p) == key_args(q) && p.imm == q.imm && p.entity == q.entity && p.offset == q.offset;
+               p.imm == q.imm && p.entity == q.entity && p.offset == q.offset && key_args(p) == qa;
     }
     bool available(Inst e) const {
         const Block b = *layout_.inst_block(e);
@@ -134,7 +163,8 @@ private:
     /// (when valid) takes its slot.
     PackedOption<Inst> find_or_insert(const InstructionData& d, PackedOption<Inst> self) {
         const size_t mask = s_.table.size() - 1;
-        for (size_t h = hash(d) & mask;; h = (h + 1) & mask) {
+        const auto args = key_args(d);
+        for (size_t h = hash(d, args) & mask;; h = (h + 1) & mask) {
             uint32_t& slot = s_.table[h];
             if (slot == 0) {
                 if (!self) return std::nullopt;
@@ -143,7 +173,7 @@ private:
                 return std::nullopt;
             }
             const Inst e(slot - 1);
-            if (!same_key(dfg_[e], d)) continue;
+            if (!same_key(dfg_[e], d, args)) continue;
             if (available(e)) return e;
             if (self) slot = self->index() + 1;  // e's dominator subtree is done
             return std::nullopt;
@@ -156,7 +186,8 @@ private:
         const size_t mask = s_.table.size() - 1;
         for (uint32_t slot : old) {
             if (slot == 0) continue;
-            size_t h = hash(dfg_[Inst(slot - 1)]) & mask;
+            const InstructionData& d = dfg_[Inst(slot - 1)];
+            size_t h = hash(d, key_args(d)) & mask;
             while (s_.table[h] != 0) h = (h + 1) & mask;
             s_.table[h] = slot;
         }
@@ -208,13 +239,15 @@ private:
     // --- one instruction -----------------------------------------------------
     void visit(Inst i) {
         cur_ = i;
-        dfg_.for_each_inst_value(i, [&](Value& v) { v = resolve(v); });
         InstructionData& d = dfg_[i];
+        if (d.num_fixed_args() != 0 || !d.vargs.empty() || is_branch(d.opcode))
+            dfg_.for_each_inst_value(i, [&](Value& v) { v = resolve(v); });
         switch (d.opcode) {
         case Opcode::Iconst:
         case Opcode::F32const:
         case Opcode::F64const: note_constant(dfg_.first_result(i), d.imm); break;
         default:
+            if (!kFolds[static_cast<unsigned>(d.opcode)] && !kHasRules[static_cast<unsigned>(d.opcode)]) break;
             for (int round = 0; round < 4; ++round) {
                 const Step s = simplify(i);
                 if (s == Step::Replaced) return;
@@ -236,8 +269,10 @@ private:
         const unsigned n = d.num_fixed_args();
         if (n == 0) return Step::Kept;
         const bool has_results = dfg_.has_results(i);
-        if (has_results) {
-            FoldInput in{d.opcode, d.code, dfg_.ctrl_typevar(i).bits(), dfg_.value_type(d.args[0]).bits(), {}};
+        const Type ctrl =
+            opcode_info(d.opcode).ctrl == CtrlSource::Arg0 ? dfg_.value_type(d.args[0]) : dfg_.ctrl_typevar(i);
+        if (has_results && kFolds[static_cast<unsigned>(d.opcode)]) {
+            FoldInput in{d.opcode, d.code, ctrl.bits(), dfg_.value_type(d.args[0]).bits(), {}};
             bool all = true;
             for (unsigned k = 0; k < n && all; ++k) {
                 all = is_k(d.args[k]);
@@ -263,7 +298,8 @@ private:
                 ++changes_;
             }
         }
-        const Rewrite r = match(i);
+        if (!kHasRules[static_cast<unsigned>(d.opcode)]) return Step::Kept;
+        const Rewrite r = match(i, ctrl);
         switch (r.kind) {
         case Rewrite::None: return Step::Kept;
         case Rewrite::Same: replace(dfg_.first_result(i), r.a); return Step::Replaced;
@@ -291,12 +327,11 @@ private:
     }
 
     /// The first rule of rules.def that applies to `i`.
-    Rewrite match(Inst i) {
+    Rewrite match(Inst i, Type T) {
         const InstructionData& d = dfg_[i];
         const Value x = d.args[0], y = d.args[1], z = d.args[2];
         const bool kx = is_k(x), ky = is_k(y);
         const uint64_t cx = bits_of(x), cy = bits_of(y);
-        const Type T = dfg_.ctrl_typevar(i);
         const unsigned B = T.bits();
         const uint64_t M = T.mask();
         const uint8_t CC = d.code;
