@@ -14,41 +14,32 @@ namespace heron {
 
 namespace {
 
-constexpr auto kCommutes = [] {
-    std::array<bool, 256> t{};
-#define HERON_COMMUTES(Op) t[static_cast<unsigned>(Opcode::Op)] = true;
-#define HERON_RULES(Op)
+/// By opcode, from the tables: which ones commute (HERON_COMMUTES), which
+/// have rules (HERON_RULES), which fold.def folds.
+struct OpcodeTables {
+    std::array<bool, 256> commutes{}, has_rules{}, folds{};
+};
+constexpr OpcodeTables kTables = [] {
+    OpcodeTables t;
+#define HERON_COMMUTES(Op) t.commutes[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_RULES(Op) t.has_rules[static_cast<unsigned>(Opcode::Op)] = true;
 #define HERON_RULE(cond, result)
 #include "codegen/opt/rules.def"
 #undef HERON_COMMUTES
 #undef HERON_RULES
 #undef HERON_RULE
-    return t;
-}();
-
-/// The opcodes fold.def folds and those rules.def has rules for.
-constexpr auto kFolds = [] {
-    std::array<bool, 256> t{};
-#define HERON_FOLD(Op, expr) t[static_cast<unsigned>(Opcode::Op)] = true;
-#define HERON_FOLD_PAIR(Op, expr, flag) t[static_cast<unsigned>(Opcode::Op)] = true;
-#define HERON_FOLD_TRAPPING(Op, expr) t[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_FOLD(Op, expr) t.folds[static_cast<unsigned>(Opcode::Op)] = true;
+#define HERON_FOLD_PAIR(Op, expr, flag) HERON_FOLD(Op, expr)
+#define HERON_FOLD_TRAPPING(Op, expr) HERON_FOLD(Op, expr)
 #include "codegen/opt/fold.def"
 #undef HERON_FOLD
 #undef HERON_FOLD_PAIR
 #undef HERON_FOLD_TRAPPING
     return t;
 }();
-constexpr auto kHasRules = [] {
-    std::array<bool, 256> t{};
-#define HERON_COMMUTES(Op)
-#define HERON_RULES(Op) t[static_cast<unsigned>(Opcode::Op)] = true;
-#define HERON_RULE(cond, result)
-#include "codegen/opt/rules.def"
-#undef HERON_COMMUTES
-#undef HERON_RULES
-#undef HERON_RULE
-    return t;
-}();
+constexpr const auto& kCommutes = kTables.commutes;
+constexpr const auto& kHasRules = kTables.has_rules;
+constexpr const auto& kFolds = kTables.folds;
 
 /// Pure opcodes (effects.h: no memory, trap, call or control) but nop.
 constexpr auto kPure = [] {
