@@ -95,10 +95,12 @@ public:
 
 private:
     // --- values --------------------------------------------------------------
+    // The tables by value cover every value: grow_values() follows each
+    // one the pass creates.
     Value resolve(Value v) const {
         if (dfg_.value_is_alias(v)) v = dfg_.resolve_aliases(v);
-        if (v.index() < s_.repl.size() && s_.repl[v.index()].is_valid()) return s_.repl[v.index()];
-        return v;
+        const Value r = s_.repl[v.index()];
+        return r.is_valid() ? r : v;
     }
     void grow_values() {
         const uint32_t nv = dfg_.num_values();
@@ -107,7 +109,7 @@ private:
         s_.is_const.resize(nv, 0);
         s_.bits.resize(nv);
     }
-    bool is_k(Value v) const { return v.is_valid() && v.index() < s_.is_const.size() && s_.is_const[v.index()]; }
+    bool is_k(Value v) const { return v.is_valid() && s_.is_const[v.index()]; }
     uint64_t bits_of(Value v) const { return is_k(v) ? s_.bits[v.index()] : 0; }
     void note_constant(Value v, uint64_t bits) {
         s_.is_const[v.index()] = 1;
