@@ -129,7 +129,6 @@ public:
 
     uint32_t run() {
         const Block entry = *layout_.entry_block();
-        for (Block b : layout_.blocks()) fold_branch(b);
         remove_unreachable(entry);
         merge_chains(entry);
         return changes_;
@@ -179,8 +178,11 @@ private:
         }
     }
 
+    /// Folds the branches of the reachable blocks (the others go) on the
+    /// way, and counts the edges into each block from them.
     void remove_unreachable(Block entry) {
         s_.reached.assign(dfg_.num_blocks(), 0);
+        s_.preds.assign(dfg_.num_blocks(), 0);
         s_.stack.clear();
         s_.stack.push_back(entry);
         s_.reached[entry.index()] = 1;
@@ -189,8 +191,10 @@ private:
             s_.stack.pop_back();
             const auto last = layout_.last_inst(b);
             if (!last) continue;
+            fold_branch(b);
             for (const BlockCall& bc : dfg_.branch_destinations(*last)) {
                 const Block t = bc.block(dfg_.value_lists);
+                ++s_.preds[t.index()];
                 if (s_.reached[t.index()]) continue;
                 s_.reached[t.index()] = 1;
                 s_.stack.push_back(t);
@@ -214,12 +218,6 @@ private:
     }
 
     void merge_chains(Block entry) {
-        s_.preds.assign(dfg_.num_blocks(), 0);
-        for (Block b : layout_.blocks()) {
-            if (auto last = layout_.last_inst(b)) {
-                for (const BlockCall& bc : dfg_.branch_destinations(*last)) ++s_.preds[bc.block(dfg_.value_lists).index()];
-            }
-        }
         bool merged = false;
         for (auto b = layout_.entry_block(); b; b = layout_.next_block(*b)) {
             for (;;) {
