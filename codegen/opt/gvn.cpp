@@ -214,6 +214,56 @@ private:
         find_or_insert(kd, ni);
         return v;
     }
+    /// `op a[, b]` of type `t` before the current instruction (an available
+    /// equal one if there is): the steps of a multi-instruction rewrite.
+    Value emit(Opcode op, Type t, Value a, Value b = Value()) {
+        InstructionData nd;
+        nd.opcode = op;
+        nd.args = {a, b, Value()};
+        if (auto e = find_or_insert(nd, std::nullopt)) return dfg_.first_result(*e);
+        const Inst ni = dfg_.make_inst(nd);
+        dfg_.make_inst_results(ni, t);
+        layout_.insert_inst(ni, cur_);
+        grow_values();
+        find_or_insert(nd, ni);
+        return dfg_.first_result(ni);
+    }
+
+    // Division by a constant as a multiply-high (Granlund and Montgomery,
+    // "Division by invariant integers using multiplication", 1994: the
+    // unsigned method of their figure 4.1, exact for every N-bit dividend
+    // and divisor 1 < d < 2^N, and the signed one of figure 5.1, for
+    // d other than 0, 1 and -1). The magic numbers are computed in 128 bits.
+
+    /// x /u d.
+    Value udiv_magic(Type t, Value x, uint64_t d) {
+        using interp::UInt128;
+        const unsigned n = t.bits();
+        unsigned l = 0;
+        while ((UInt128{1} << l) < d) ++l;  // ceil(log2 d)
+        const UInt128 m = ((UInt128{1} << n) * ((UInt128{1} << l) - d)) / d + 1;
+        const Value hi = emit(Opcode::Umulhi, t, x, materialize(t, static_cast<uint64_t>(m)));
+        const Value half = emit(Opcode::Ushr, t, emit(Opcode::Isub, t, x, hi), materialize(t, l == 0 ? 0 : 1));
+        return emit(Opcode::Ushr, t, emit(Opcode::Iadd, t, hi, half), materialize(t, l == 0 ? 0 : l - 1));
+    }
+    /// x /s d, rounded toward zero.
+    Value sdiv_magic(Type t, Value x, uint64_t d) {
+        using interp::Int128;
+        using interp::UInt128;
+        const unsigned n = t.bits();
+        const int64_t sd = interp::sext(d, n);
+        const UInt128 ad = sd < 0 ? static_cast<UInt128>(-static_cast<Int128>(sd)) : static_cast<UInt128>(sd);
+        unsigned l = 0;
+        while ((UInt128{1} << l) < ad) ++l;
+        if (l == 0) l = 1;
+        const UInt128 m = 1 + (UInt128{1} << (n + l - 1)) / ad;  // m - 2^N as an N-bit pattern
+        const Value hi = emit(Opcode::Smulhi, t, x, materialize(t, static_cast<uint64_t>(m)));
+        const Value q = emit(Opcode::Sshr, t, emit(Opcode::Iadd, t, x, hi), materialize(t, l - 1));
+        const Value neg = emit(Opcode::Ushr, t, x, materialize(t, n - 1));  // 1 for a negative x
+        const Value r = emit(Opcode::Iadd, t, q, neg);
+        return sd < 0 ? emit(Opcode::Ineg, t, r) : r;
+    }
+
     /// The current instruction's one result becomes the constant `bits`:
     /// an available equal constant, or the instruction itself rewritten.
     void become_constant(uint64_t bits) {
@@ -347,7 +397,11 @@ private:
         auto take = [](uint64_t k) { return Rewrite{Rewrite::Take, Opcode::Nop, 0, Value(), Value(), k}; };
         auto K = [&](uint64_t k) { return materialize(dfg_.value_type(y), k); };
         auto type_of = [&](Value v) { return dfg_.value_type(v); };
+        auto emit2 = [&](Opcode op, Value a, Value b) { return emit(op, T, a, b); };
+        auto udiv_by = [&](uint64_t k) { return udiv_magic(T, x, k); };
+        auto sdiv_by = [&](uint64_t k) { return sdiv_magic(T, x, k); };
         (void)same, (void)konst, (void)rewrite, (void)rewrite_cc, (void)take, (void)K, (void)type_of;
+        (void)emit2, (void)udiv_by, (void)sdiv_by;
         using namespace interp;
         switch (d.opcode) {
         default: break;

@@ -435,6 +435,41 @@ TEST(OptRules, EveryRuleAgreesWithTheInterpreterAtRandomOnWiderTypes) {
     }
 }
 
+// Division by a constant through magic numbers, densely at the wider
+// types: divisors near powers of two, near MIN and MAX and at random, each
+// against dividends at the edges and at random.
+TEST(OptRules, DivisionByConstantsAgreesWithTheInterpreter) {
+    RuleChecker checker;
+    Rng rng(17);
+    std::vector<RuleCase> cases;
+    for (RuleCase& rc : rule_cases()) {
+        for (const char* n : {"udiv x, c", "sdiv x, c", "urem x, c", "srem x, c"})
+            if (rc.name == n) cases.push_back(rc);
+    }
+    ASSERT_EQ(cases.size(), 4u);
+    for (unsigned bits : {16u, 32u, 64u}) {
+        const uint64_t mask = Type::int_with_bits(bits).mask();
+        std::vector<uint64_t> divisors;
+        for (unsigned k = 1; k < bits; ++k) {
+            for (int64_t delta : {-1, 1, 3}) divisors.push_back(((uint64_t{1} << k) + delta) & mask);
+            divisors.push_back((0 - (uint64_t{1} << k) + 1) & mask);  // negative, near -2^k
+        }
+        for (int i = 0; i < 100; ++i) divisors.push_back(rng.edgy(bits));
+        std::vector<std::pair<uint64_t, uint64_t>> inputs;
+        for (uint64_t x : {uint64_t{0}, uint64_t{1}, mask, mask >> 1, (mask >> 1) + 1, mask - 1})
+            inputs.push_back({x, 0});
+        for (int j = 0; j < 200; ++j) inputs.push_back({rng.edgy(bits), 0});
+        for (const RuleCase& rc : cases) {
+            uint32_t fired = 0;
+            for (uint64_t d : divisors) {
+                fired += checker.check(rc, bits, d, 0, inputs);
+                if (::testing::Test::HasFailure()) return;
+            }
+            EXPECT_GT(fired, divisors.size() / 2) << rc.name << " at i" << bits;
+        }
+    }
+}
+
 // Float rules are bit-exact: -(-x) and |(|x|)| keep a NaN's payload.
 TEST(OptRules, FloatRulesKeepNanPayloadsAndSignedZeros) {
     PassManager pm;
