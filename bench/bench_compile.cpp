@@ -34,6 +34,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench/time_pipeline.h"
 #include "codegen/ir/parser.h"
 #include "codegen/isa/aarch64/emit.h"
 #include "codegen/isa/aarch64/lower.h"
@@ -365,23 +366,12 @@ void BM_CopyFunction(benchmark::State& state) {
     set_counters(state, in.insts);
 }
 
-/// The mid-end passes on a copy of the generated function (the copy is not
-/// timed): `passes` through one PassManager kept across iterations, as the
-/// JIT's Optimizer keeps it. ns per instruction at 1K..1M instructions
-/// shows whether a pass is linear in the function's size.
+/// The mid-end passes on copies of the generated function
+/// (time_pipeline.h): ns per instruction at 1K..1M instructions shows
+/// whether a pass is linear in the function's size.
 void mid_end(benchmark::State& state, const char* passes) {
     const Input& in = input(state.range(0));
-    PassManagerOptions o;
-    o.verify_each = false;
-    PassManager pm(o);
-    if (pm.add_pipeline(passes)) state.SkipWithError("unknown pass");
-    for (auto _ : state) {
-        state.PauseTiming();
-        Function f = *in.func;
-        state.ResumeTiming();
-        if (pm.run(f)) state.SkipWithError("pass failed");
-        benchmark::DoNotOptimize(&f);
-    }
+    time_pipeline(state, *in.func, passes);
     set_counters(state, in.insts);
 }
 void BM_Gvn(benchmark::State& state) { mid_end(state, "gvn"); }
