@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "bench/time_pipeline.h"
 #include "codegen/analysis/cfg.h"
 #include "codegen/analysis/counted_loops.h"
 #include "codegen/analysis/dominator_tree.h"
@@ -149,21 +150,10 @@ void BM_CountedLoops(benchmark::State& state) {
     report(state, f);
 }
 
-/// Runs `pipeline` through the pass manager (verifier off: it is measured
-/// elsewhere) on a fresh copy per iteration.
+/// `pipeline` on a fresh copy of the shape per iteration (time_pipeline.h).
 void run_pipeline(benchmark::State& state, const char* pipeline) {
     const Function original = shape(state);
-    PassManagerOptions o;
-    o.verify_each = false;
-    PassManager pm(o);
-    if (pm.add_pipeline(pipeline)) state.SkipWithError("bad pipeline");
-    for (auto _ : state) {
-        state.PauseTiming();
-        Function f = original;
-        state.ResumeTiming();
-        if (pm.run(f)) state.SkipWithError("pipeline failed");
-        benchmark::DoNotOptimize(f.dfg.num_blocks());
-    }
+    time_pipeline(state, original, pipeline);
     report(state, original);
 }
 

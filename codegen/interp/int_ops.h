@@ -112,6 +112,21 @@ constexpr uint64_t ssub_bin_flag(uint64_t x, uint64_t y, uint64_t c, unsigned bi
     return !fits_signed(static_cast<Int128>(sext(x, bits)) - sext(y, bits) - (c != 0), bits);
 }
 
+/// The sums of the carry chain: x + y + (c != 0) and x - y - (c != 0).
+constexpr uint64_t iadd_cin(uint64_t x, uint64_t y, uint64_t c, unsigned bits) { return iadd(iadd(x, y, bits), c != 0, bits); }
+constexpr uint64_t isub_bin(uint64_t x, uint64_t y, uint64_t c, unsigned bits) { return isub(isub(x, y, bits), c != 0, bits); }
+
+// --- 6. bitwise logic: on any type's bits (floats included) ----------------
+
+constexpr uint64_t band(uint64_t x, uint64_t y) { return x & y; }
+constexpr uint64_t bor(uint64_t x, uint64_t y) { return x | y; }
+constexpr uint64_t bxor(uint64_t x, uint64_t y) { return x ^ y; }
+constexpr uint64_t bnot(uint64_t x, unsigned bits) { return ~x & mask_of(bits); }
+/// Bits of x where c is 1, of y where c is 0.
+constexpr uint64_t bitselect(uint64_t c, uint64_t x, uint64_t y, unsigned bits) {
+    return ((c & x) | (~c & y)) & mask_of(bits);
+}
+
 // --- 7. shifts and rotates: the amount is u(y) mod B ------------------------
 
 constexpr unsigned shift_amount(uint64_t y, unsigned bits) { return static_cast<unsigned>(y & (bits - 1)); }
@@ -173,5 +188,16 @@ constexpr uint64_t icmp(IntCC cc, uint64_t x, uint64_t y, unsigned bits) {
     }
     return 0;
 }
+
+/// select / select_spectre_guard: a condition is true iff any bit is set.
+constexpr uint64_t select_of(uint64_t c, uint64_t x, uint64_t y) { return c != 0 ? x : y; }
+constexpr uint64_t bmask(uint64_t c, unsigned bits) { return c != 0 ? mask_of(bits) : 0; }
+
+// --- 10. integer conversions: `from` is the operand's width ------------------
+
+constexpr uint64_t uextend(uint64_t x, unsigned from) { return x & mask_of(from); }
+constexpr uint64_t sextend(uint64_t x, unsigned from, unsigned bits) { return wrap(sext(x, from), bits); }
+/// ireduce and bitcast: the low `bits` bits.
+constexpr uint64_t ireduce(uint64_t x, unsigned bits) { return x & mask_of(bits); }
 
 }  // namespace heron::interp

@@ -567,22 +567,22 @@ void Interpreter::Impl::run(InterpOutcome& out) {
         case Opcode::SmulOverflow: t = smul_flag(R[d.a], R[d.b], B); R[d.dst] = imul(R[d.a], R[d.b], B); R[d.dst2] = t; break;
         case Opcode::UaddOverflowCin:
             t = uadd_cin_flag(R[d.a], R[d.b], R[d.c], B);
-            R[d.dst] = iadd(iadd(R[d.a], R[d.b], B), R[d.c] != 0, B);
+            R[d.dst] = iadd_cin(R[d.a], R[d.b], R[d.c], B);
             R[d.dst2] = t;
             break;
         case Opcode::SaddOverflowCin:
             t = sadd_cin_flag(R[d.a], R[d.b], R[d.c], B);
-            R[d.dst] = iadd(iadd(R[d.a], R[d.b], B), R[d.c] != 0, B);
+            R[d.dst] = iadd_cin(R[d.a], R[d.b], R[d.c], B);
             R[d.dst2] = t;
             break;
         case Opcode::UsubOverflowBin:
             t = usub_bin_flag(R[d.a], R[d.b], R[d.c]);
-            R[d.dst] = isub(isub(R[d.a], R[d.b], B), R[d.c] != 0, B);
+            R[d.dst] = isub_bin(R[d.a], R[d.b], R[d.c], B);
             R[d.dst2] = t;
             break;
         case Opcode::SsubOverflowBin:
             t = ssub_bin_flag(R[d.a], R[d.b], R[d.c], B);
-            R[d.dst] = isub(isub(R[d.a], R[d.b], B), R[d.c] != 0, B);
+            R[d.dst] = isub_bin(R[d.a], R[d.b], R[d.c], B);
             R[d.dst2] = t;
             break;
         case Opcode::UaddOverflowTrap:
@@ -590,11 +590,11 @@ void Interpreter::Impl::run(InterpOutcome& out) {
             R[d.dst] = iadd(R[d.a], R[d.b], B);
             break;
         // 6. bitwise (also on float bits)
-        case Opcode::Band: R[d.dst] = R[d.a] & R[d.b]; break;
-        case Opcode::Bor: R[d.dst] = R[d.a] | R[d.b]; break;
-        case Opcode::Bxor: R[d.dst] = R[d.a] ^ R[d.b]; break;
-        case Opcode::Bnot: R[d.dst] = ~R[d.a] & mask_of(B); break;
-        case Opcode::Bitselect: R[d.dst] = ((R[d.a] & R[d.b]) | (~R[d.a] & R[d.c])) & mask_of(B); break;
+        case Opcode::Band: R[d.dst] = interp::band(R[d.a], R[d.b]); break;
+        case Opcode::Bor: R[d.dst] = interp::bor(R[d.a], R[d.b]); break;
+        case Opcode::Bxor: R[d.dst] = interp::bxor(R[d.a], R[d.b]); break;
+        case Opcode::Bnot: R[d.dst] = interp::bnot(R[d.a], B); break;
+        case Opcode::Bitselect: R[d.dst] = interp::bitselect(R[d.a], R[d.b], R[d.c], B); break;
         // 7. shifts and rotates
         case Opcode::Ishl: R[d.dst] = ishl(R[d.a], R[d.b], B); break;
         case Opcode::Ushr: R[d.dst] = ushr(R[d.a], R[d.b], B); break;
@@ -612,13 +612,13 @@ void Interpreter::Impl::run(InterpOutcome& out) {
         case Opcode::Icmp: R[d.dst] = icmp(static_cast<IntCC>(d.aux), R[d.a], R[d.b], B); break;
         case Opcode::Fcmp: R[d.dst] = HERON_F(fcmp, static_cast<FloatCC>(d.aux), R[d.a], R[d.b]); break;
         case Opcode::Select:
-        case Opcode::SelectSpectreGuard: R[d.dst] = R[d.a] != 0 ? R[d.b] : R[d.c]; break;
-        case Opcode::Bmask: R[d.dst] = R[d.a] != 0 ? mask_of(B) : 0; break;
+        case Opcode::SelectSpectreGuard: R[d.dst] = select_of(R[d.a], R[d.b], R[d.c]); break;
+        case Opcode::Bmask: R[d.dst] = interp::bmask(R[d.a], B); break;
         // 10. conversions (aux: the operand's width)
-        case Opcode::Uextend: R[d.dst] = R[d.a] & mask_of(d.aux); break;
-        case Opcode::Sextend: R[d.dst] = wrap(sext(R[d.a], d.aux), B); break;
+        case Opcode::Uextend: R[d.dst] = interp::uextend(R[d.a], d.aux); break;
+        case Opcode::Sextend: R[d.dst] = interp::sextend(R[d.a], d.aux, B); break;
         case Opcode::Ireduce:
-        case Opcode::Bitcast: R[d.dst] = R[d.a] & mask_of(B); break;
+        case Opcode::Bitcast: R[d.dst] = interp::ireduce(R[d.a], B); break;
         case Opcode::Fpromote: R[d.dst] = fpromote(R[d.a]); break;
         case Opcode::Fdemote: R[d.dst] = fdemote(R[d.a]); break;
         case Opcode::FcvtToUint: HERON_TRAP_IF(HERON_FIN(fcvt_to_uint, R[d.a], B, t)); R[d.dst] = t; break;

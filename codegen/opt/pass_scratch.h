@@ -88,6 +88,30 @@ struct SplitEntryScratch {
     std::vector<Value> read;
 };
 
+/// gvn (gvn.cpp): by value, what it was numbered as (invalid: itself),
+/// whether it is a constant and its bits; the hash table of pure
+/// instructions (index + 1, 0: empty); the dominator-tree walk's stack.
+struct GvnScratch {
+    std::vector<Value> repl;
+    std::vector<uint8_t> is_const;
+    std::vector<uint64_t> bits;
+    std::vector<uint32_t> table;
+    std::vector<Block> stack;
+};
+
+/// dce and simplify-cfg (dce.cpp): use counts by value, the work list,
+/// parameter positions to drop, the replacement of merged blocks'
+/// parameters, the predecessor counts and the reachable marks by block.
+struct DceScratch {
+    std::vector<uint32_t> uses;
+    std::vector<Value> work;
+    std::vector<uint32_t> drop;
+    std::vector<Value> repl;
+    std::vector<uint32_t> preds;
+    std::vector<uint8_t> reached;
+    std::vector<Block> stack;
+};
+
 struct PassScratch {
     LoopFormScratch loop_form;
     CountDownScratch count_down;
@@ -95,6 +119,8 @@ struct PassScratch {
     ForwardScratch forward_blocks;
     TailAccumulateScratch tail_accumulate;
     SplitEntryScratch split_entry;
+    GvnScratch gvn;
+    DceScratch dce;
 };
 
 }  // namespace heron

@@ -1,7 +1,9 @@
 // The registered passes: what `--passes=` and `test optimize` can name, and
 // what each requires, produces and invalidates (pass_manager.h).
 #include "codegen/opt/count_down.h"
+#include "codegen/opt/dce.h"
 #include "codegen/opt/forward_blocks.h"
+#include "codegen/opt/gvn.h"
 #include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/pass_manager.h"
@@ -95,6 +97,19 @@ const Pass kPasses[] = {
     // the old one: every analysis goes.
     {"tail-accumulate", "self-calls whose results are returned, alone or combined by iadd/imul/band/bor/bxor, become a loop (with an accumulator)",
      {}, {}, {Property::CfgValid}, run_counting<accumulate_tail_calls>, pass_needs::kSelfCall},
+    // Rewrites instructions in place and adds constants; a brif it makes a
+    // jump drops the CFG (the pass invalidates it itself), so the shapes
+    // built on it go whenever it changes anything.
+    {"gvn", "global value numbering over the dominator tree with constant folding and the rewrite rules (rules.def)",
+     {Property::DomTreeValid}, {}, {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured},
+     run_counting<number_values>, pass_needs::kAnything},
+    // Removes instructions and block parameters, never an edge: the CFG,
+    // dominator tree and loops stay; a counted loop may lose its counter.
+    {"dce", "removes pure instructions whose results are unused and unused block parameters", {Property::CfgValid}, {},
+     {Property::CountedLoopsKnown}, run_counting<eliminate_dead_code>, pass_needs::kAnything},
+    // Folds branches and removes or merges blocks: every analysis goes.
+    {"simplify-cfg", "branches on constants become jumps, unreachable blocks go, a jump to a block with one predecessor absorbs it",
+     {}, {}, {Property::CfgValid}, run_counting<simplify_cfg>, pass_needs::kAnything},
     {"structure", "builds the region tree (docs/structure.md); fails on irreducible control flow",
      {Property::Verified, Property::LoopsValid}, {Property::Structured}, {}, run_structure, pass_needs::kAnything},
     {"remove-break", "rewrites the region tree without break and continue (seed 004)", {Property::Structured},

@@ -37,8 +37,9 @@ std::optional<std::string> Optimizer::run(Function& func, uint8_t present, bool 
     if (pm_.pipeline().empty()) return std::nullopt;
     auto err = pm_.run(func, present, cfg_and_domtree_current);
     if (!err) return std::nullopt;
-    // Every pass of the pipeline requires the loops, so an irreducible CFG
-    // stops the first one before it edits anything: nothing to do here.
+    // The loop passes require the loops, so an irreducible CFG stops the
+    // first of them before it edits anything; what gvn, dce and
+    // simplify-cfg did before it is kept (valid IR): nothing to do here.
     if (!pm_.context().loops()) return std::nullopt;
     return err;
 }

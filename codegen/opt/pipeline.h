@@ -8,6 +8,14 @@
 //                                 loop with an accumulator (first, so the
 //                                 loop passes see the loop;
 //                                 tail_accumulate.h)
+//                     gvn         value numbering over the dominator tree,
+//                                 with constant folding and the rewrite
+//                                 rules (fold.def, rules.def; gvn.h)
+//                     dce         unused pure results and block parameters
+//                     simplify-cfg  constant branches, unreachable blocks,
+//                                 single-predecessor jump targets merged
+//                                 (dce.h); before the loop passes, so that
+//                                 they see the loops that remain
 //                     loop-form   preheaders, single latches, dedicated exits
 //                     widen-fill  loops storing one invariant byte to
 //                                 base+i for i += 1 first store 16 bytes
@@ -53,7 +61,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "tail-accumulate,loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
+    case OptLevel::Speed: return "tail-accumulate,gvn,dce,simplify-cfg,loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
     }
     return "";
 }

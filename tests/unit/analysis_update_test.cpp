@@ -381,6 +381,8 @@ TEST(AnalysisUpdateTest, LoopFormAndCountDownKeepTheLoopNestOnEveryFunction) {
         o.dump_after = {"loop-form", "count-down"};
         o.dump = [&](std::string_view pass, const Function& g) {
             PassContext& ctx = pm_ptr->context();
+            // simplify-cfg may have removed every cycle: the pass was skipped.
+            if (!(scan_pass_needs(g, pass_needs::kCycle) & pass_needs::kCycle)) return;
             if (!ctx.valid().contains(Property::LoopsValid)) {
                 failures += std::string(pass) + ": loops dropped; ";
                 return;
