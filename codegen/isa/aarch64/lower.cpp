@@ -501,7 +501,7 @@ std::string Lowerer::lower_args() {
             // Every incoming stack argument is loaded here, so the area is
             // dead afterwards: a tail call may store its own arguments there.
             MInst& m = emit(Op::Load, {Operand::def(v)});
-            m.aux = 1;  // [x29 + imm]: an incoming stack argument
+            m.base = MemBase::Fp;
             m.imm = stack_off;
             m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
             if (t.is_float()) m.flags |= mflags::kFloat;
@@ -1406,7 +1406,8 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
         } else if (!t.is_float() && ni < kIntArgRegs) {
             ops.push_back(Operand::use_fixed(v, gpr(static_cast<uint8_t>(ni++))));
         } else {
-            MInst& st = emit(in_place ? Op::StoreFp : Op::StoreSp, {Operand::use(v)});
+            MInst& st = emit(Op::Store, {Operand::use(v)});
+            st.base = in_place ? MemBase::Fp : MemBase::Sp;
             st.imm = stack;
             st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
             if (t.is_float()) st.flags |= mflags::kFloat;
@@ -1445,7 +1446,8 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     call.imm = popped;  // the emitter lowers sp again by what the callee popped
     for (auto [r, off] : from_area) {
         Type t = type_of(r);
-        MInst& ld = emit(Op::LoadSp, {Operand::def(def(r))});
+        MInst& ld = emit(Op::Load, {Operand::def(def(r))});
+        ld.base = MemBase::Sp;
         ld.imm = area_off + off;
         ld.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
         if (t.is_float()) ld.flags |= mflags::kFloat;

@@ -652,8 +652,7 @@ std::string Lowerer::lower_args() {
             // here, so the area is dead afterwards and a tail call may
             // store its own stack arguments there.
             MInst& m = emit(Op::Load, {Operand::def(v)});
-            m.op = Op::Load;
-            m.aux = 1;  // rbp-relative incoming argument (see emit.cpp)
+            m.base = MemBase::Fp;
             m.imm = stack_off;
             m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
             if (t.is_float()) m.flags |= mflags::kFloat;
@@ -1401,7 +1400,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     // dead); otherwise [rsp + 8k] too, and the TailCall copies them up.
     uint32_t incoming = out_.incoming_args_popped;
     bool in_place = tail && popped <= incoming;
-    uint8_t stack_base = in_place ? 2 : 1;  // Store aux: 2 = [rbp + imm], 1 = [rsp + imm]
+    const MemBase stack_base = in_place ? MemBase::Fp : MemBase::Sp;
     int64_t stack = in_place ? 16 + int64_t{incoming} - popped : 0;
     unsigned over = overflow_returns(sig);
     uint32_t area_off = 0;
@@ -1416,7 +1415,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
         area_off = std::max(stack_arg_bytes(sig), popped);
         VReg area = temp(RegClass::Int);
         MInst& m = emit(Op::LeaBase, {Operand::def(area)});
-        m.aux = 1;  // rsp-relative (see emit.cpp)
+        m.base = MemBase::Sp;
         m.imm = area_off;
         ops.push_back(Operand::use_fixed(area, gpr(kIntArgRegs[ni++])));
         out_.outgoing_args_size = std::max(out_.outgoing_args_size, area_off + 8 * over);
@@ -1431,7 +1430,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
         } else {
             // Outgoing stack argument: stored before the call.
             MInst& st = emit(Op::Store, {Operand::use(v)});
-            st.aux = stack_base;
+            st.base = stack_base;
             st.imm = stack;
             st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
             if (t.is_float()) st.flags |= mflags::kFloat;
@@ -1473,7 +1472,7 @@ std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
     for (auto [r, off] : from_area) {
         Type t = type_of(r);
         MInst& ld = emit(Op::Load, {Operand::def(def(r))});
-        ld.aux = 2;  // rsp-relative (see emit.cpp)
+        ld.base = MemBase::Sp;
         ld.imm = area_off + off;
         ld.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
         if (t.is_float()) ld.flags |= mflags::kFloat;
