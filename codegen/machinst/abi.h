@@ -1,7 +1,29 @@
-// The calling convention, shared by the backends.
+// The calling convention, shared by the backends: a signature is
+// classified once into where each parameter and result lives (a register,
+// a stack-argument slot, a slot of the return area) from an ISA's table of
+// facts (AbiFacts: its argument and return registers, where the
+// return-area pointer goes, what the `tail` convention pops). The argument,
+// call and return lowering over this classification is LowerBase's
+// (lower_common.h, "the ABI"); an ISA adds its facts and a few instruction
+// hooks. docs/abi.md describes the conventions.
+//
+// Heron's convention on both ISAs: integer and float parameters take the
+// argument registers of their class in order, the rest go to the stack in
+// 8-byte slots in parameter order (the first at the lowest address).
+// Results take the return registers of their class in order; the rest go
+// to a return area of 8-byte slots (in result order) whose address the
+// caller passes in `AbiFacts::ret_area_reg`. Under `tail` the callee pops
+// its stack arguments, padded to 16 bytes; other conventions leave them to
+// the caller.
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codegen/ir/signature.h"
+#include "codegen/regalloc/regalloc.h"
 
 namespace heron {
 
@@ -13,6 +35,79 @@ enum class MemBase : uint8_t {
     Reg,  // the instruction's base register operand
     Sp,
     Fp,
+};
+
+/// One ISA's calling-convention facts.
+struct AbiFacts {
+    std::span<const ra::PReg> int_args;    // in order
+    std::span<const ra::PReg> float_args;
+    std::span<const ra::PReg> int_rets;
+    std::span<const ra::PReg> float_rets;
+    /// Where the return-area pointer goes. When it is int_args[0] (System V
+    /// x86-64, rdi) it is a hidden first argument and the integer
+    /// parameters start at int_args[1]; otherwise (AArch64's x8) it is a
+    /// register of its own.
+    ra::PReg ret_area_reg;
+    uint32_t slot_size = 8;  // bytes per stack argument and per return-area result
+    /// The `tail` convention: the callee pops its stack arguments, padded to
+    /// `popped_align` bytes, at most `max_popped_bytes` of them.
+    bool tail_callee_pops = true;
+    uint32_t popped_align = 16;
+    uint32_t max_popped_bytes = 65520;
+    /// Bytes from the frame pointer to the first incoming stack argument
+    /// (the saved frame pointer and the return address lie between).
+    uint32_t incoming_args_offset = 16;
+    /// A call's outgoing stack arguments (not a tail call's in place) take
+    /// this many bytes at least, rounded up (VCodeBase::outgoing_args_size).
+    uint32_t outgoing_align = 8;
+
+    bool ret_area_is_first_arg() const { return !int_args.empty() && int_args[0] == ret_area_reg; }
+};
+
+/// Where one parameter or result lives.
+struct AbiLoc {
+    enum class Kind : uint8_t { Reg, Stack, RetArea };
+    Kind kind = Kind::Reg;
+    ra::PReg reg;         // Reg
+    uint32_t offset = 0;  // Stack: from the first stack argument; RetArea: from the area's start
+};
+
+/// A classified signature. The vectors keep their memory when it is
+/// classified again.
+struct AbiSignature {
+    std::vector<AbiLoc> params;   // by parameter
+    std::vector<AbiLoc> returns;  // by result
+    bool has_ret_area = false;    // the return-area pointer goes in AbiFacts::ret_area_reg
+    uint32_t stack_arg_bytes = 0; // stack arguments a call passes
+    uint32_t popped_bytes = 0;    // of them (padded), what the callee pops on return
+    uint32_t ret_area_bytes = 0;
+};
+
+/// Classifies `sig` into `out` (overwritten). Returns "" or, when the
+/// callee would pop more than facts.max_popped_bytes, the error every
+/// backend reports for it (popped_bytes_error); `out` is complete either way.
+std::string classify_signature(const Signature& sig, const AbiFacts& facts, AbiSignature& out);
+
+/// "tail-convention function with N bytes of stack arguments (at most M)".
+std::string popped_bytes_error(uint32_t popped, uint32_t max);
+
+/// The classifications of one function's signatures (its own and those of
+/// its calls by SigRef), each computed when first asked for. Kept in the
+/// LowerContext: its memory is reused by the next function.
+class AbiCache {
+public:
+    /// Forgets the previous function's classifications; `num_sigs` is the
+    /// number of call signatures (dfg.signatures) of the next.
+    void reset(size_t num_sigs);
+    /// The classification of call signature `ref` (whose Signature is
+    /// `sig`); `err` set as classify_signature says.
+    const AbiSignature& of_call(SigRef ref, const Signature& sig, const AbiFacts& facts, std::string& err);
+    AbiSignature& own() { return own_; }
+
+private:
+    AbiSignature own_;
+    std::vector<AbiSignature> calls_;  // by SigRef; grows only, so its vectors keep their memory
+    std::vector<uint8_t> done_;        // by SigRef: calls_ holds this function's classification
 };
 
 }  // namespace heron
