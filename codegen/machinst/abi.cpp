@@ -1,6 +1,8 @@
 // Signature classification. See abi.h.
 #include "codegen/machinst/abi.h"
 
+#include "codegen/machinst/emit_common.h"
+
 namespace heron {
 
 namespace {
@@ -77,6 +79,13 @@ const AbiSignature& AbiCache::of_call(SigRef ref, const Signature& sig, const Ab
     }
     if (s.popped_bytes > facts.max_popped_bytes) err = popped_bytes_error(s.popped_bytes, facts.max_popped_bytes);
     return s;
+}
+
+FrameLayout frame_layout(const Function& f, uint32_t outgoing_args_size, uint32_t num_spill_slots, uint32_t saved_bytes,
+                         std::vector<uint32_t>& slot_offset) {
+    slot_offset.clear();
+    const uint32_t end = layout_slots(f, outgoing_args_size, num_spill_slots, slot_offset);
+    return {outgoing_args_size, (end + saved_bytes + 15) / 16 * 16 - saved_bytes};
 }
 
 }  // namespace heron

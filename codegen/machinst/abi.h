@@ -5,7 +5,8 @@
 // return-area pointer goes, what the `tail` convention pops). The argument,
 // call and return lowering over this classification is LowerBase's
 // (lower_common.h, "the ABI"); an ISA adds its facts and a few instruction
-// hooks. docs/abi.md describes the conventions.
+// hooks. The frame below the callee-saved registers is laid out here too
+// (frame_layout). docs/abi.md describes the conventions.
 //
 // Heron's convention on both ISAs: integer and float parameters take the
 // argument registers of their class in order, the rest go to the stack in
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/ir/function.h"
 #include "codegen/ir/signature.h"
 #include "codegen/regalloc/regalloc.h"
 
@@ -109,5 +111,19 @@ private:
     std::vector<AbiSignature> calls_;  // by SigRef; grows only, so its vectors keep their memory
     std::vector<uint8_t> done_;        // by SigRef: calls_ holds this function's classification
 };
+
+/// The part of a frame below the callee-saved registers, from sp up: the
+/// outgoing stack arguments and return areas of the calls
+/// (VCodeBase::outgoing_args_size), the spill slots, then the function's
+/// stack slots (layout_slots, whose offsets go to `slot_offset`).
+struct FrameLayout {
+    uint32_t spill_base;  // offset of spill slot 0 from sp
+    uint32_t size;        // bytes below the saved registers
+};
+/// `saved_bytes`: the callee-saved registers between this part and the 16
+/// bytes of frame pointer and return address; `size` keeps sp 16-byte
+/// aligned below them.
+FrameLayout frame_layout(const Function& f, uint32_t outgoing_args_size, uint32_t num_spill_slots, uint32_t saved_bytes,
+                         std::vector<uint32_t>& slot_offset);
 
 }  // namespace heron

@@ -232,5 +232,30 @@ TEST(AbiTest, TheCacheClassifiesEachCallSignatureOncePerFunction) {
     EXPECT_EQ(err, "");
 }
 
+TEST(AbiTest, TheFrameBelowTheSavedRegistersKeepsSp16ByteAligned) {
+    // From sp up: 24 bytes of outgoing arguments, one spill slot, then a
+    // 12-byte stack slot (8-aligned at 32) and a 16-aligned one (at 48):
+    // 64 bytes, rounded with the saved registers above to a multiple of 16.
+    Diagnostics errs;
+    auto fs = parse_functions("function %f() {\n    ss0 = explicit_slot 12\n    ss1 = explicit_slot 4, align = 16\n"
+                              "block0:\n    return\n}\n", errs);
+    ASSERT_TRUE(errs.empty());
+    ASSERT_EQ(fs.size(), 1u);
+    std::vector<uint32_t> slots = {99};  // replaced, not appended to
+    const FrameLayout none = frame_layout(*fs[0], 24, 1, 0, slots);
+    EXPECT_EQ(none.spill_base, 24u);
+    EXPECT_EQ(slots, (std::vector<uint32_t>{32, 48}));
+    EXPECT_EQ(none.size, 64u);
+    // One pushed register (x86-64 rbx): 56 + 8 = 64.
+    EXPECT_EQ(frame_layout(*fs[0], 24, 1, 8, slots).size, 56u);
+    // A saved pair (AArch64 stp): already aligned.
+    EXPECT_EQ(frame_layout(*fs[0], 24, 1, 16, slots).size, 64u);
+    // Two more spill slots: the stack slots at 48 and 64, 68 bytes used;
+    // 80, and 72 below 8 saved bytes.
+    EXPECT_EQ(frame_layout(*fs[0], 24, 3, 0, slots).size, 80u);
+    EXPECT_EQ(slots, (std::vector<uint32_t>{48, 64}));
+    EXPECT_EQ(frame_layout(*fs[0], 24, 3, 8, slots).size, 72u);
+}
+
 }  // namespace
 }  // namespace heron

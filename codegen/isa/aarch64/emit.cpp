@@ -251,10 +251,6 @@ void Emitter::layout_frame() {
     for (uint8_t r = 8; r < 16; ++r) {
         if (used[1][r]) saved_fprs.push_back(r);
     }
-    spill_base_ = vc_.outgoing_args_size;
-    slot_offset_.clear();
-    uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
-    frame_size_ = (off + 15) / 16 * 16;
     // Pairs of each class; an odd x and an odd d share the last slot.
     for (size_t k = 0; k + 1 < saved_gprs.size(); k += 2)
         save_slots_.push_back({{saved_gprs[k], false}, {saved_gprs[k + 1], false}, true});
@@ -266,8 +262,11 @@ void Emitter::layout_frame() {
     if (odd_gpr && odd_fpr) save_slots_.push_back({last_gpr, last_fpr, true});
     else if (odd_gpr) save_slots_.push_back({last_gpr, {}, false});
     else if (odd_fpr) save_slots_.push_back({last_fpr, {}, false});
-    uint32_t pushed = 16 + 16 * static_cast<uint32_t>(save_slots_.size());
-    out_.frame_size = frame_size_ + pushed;
+    const uint32_t saved = 16 * static_cast<uint32_t>(save_slots_.size());
+    const FrameLayout fl = frame_layout(f_, vc_.outgoing_args_size, al_.num_spill_slots, saved, slot_offset_);
+    spill_base_ = fl.spill_base;
+    frame_size_ = fl.size;
+    out_.frame_size = frame_size_ + 16 + saved;  // and the frame record
     out_.spill_slots = al_.num_spill_slots;
 }
 

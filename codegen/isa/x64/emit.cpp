@@ -271,12 +271,11 @@ void Emitter::layout_frame() {
     // allocation checker requires) and there is no spill slot for a stack
     // allocation to name.
     operands_need_frame_ = al_.num_spill_slots != 0 || !saved_.empty();
-    spill_base_ = vc_.outgoing_args_size;
-    uint32_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
-    uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
-    uint32_t total = (off + pushed + 15) / 16 * 16;
-    frame_size_ = total - pushed;
-    out_.frame_size = total;
+    const uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
+    const FrameLayout fl = frame_layout(f_, vc_.outgoing_args_size, al_.num_spill_slots, pushed, slot_offset_);
+    spill_base_ = fl.spill_base;
+    frame_size_ = fl.size;
+    out_.frame_size = frame_size_ + pushed;
     out_.spill_slots = al_.num_spill_slots;
 }
 
@@ -1352,7 +1351,6 @@ std::string Emitter::run() {
     text_ = &code_.textSection()->buffer();
     jumps_.clear();
     saved_.clear();
-    slot_offset_.clear();
     layout_frame();
     uint32_t nb = rf().num_blocks();
     // One allocation each for the IR offsets (at most one per instruction)
