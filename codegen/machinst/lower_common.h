@@ -540,13 +540,13 @@ protected:
 
     /// Lowers every block in reverse emission order, each backwards:
     /// `lower_inst(Inst)` for each instruction that is not skipped (a pure
-    /// one with no needed result, or one `skip(Inst)` says), `lower_args()`
-    /// at the top of the entry block, and an edge block's jump as `jmp`
-    /// with aux = the target. `lower_inst` returns false on failure with
-    /// the message in `error_` (no string to make and test per
-    /// instruction), `lower_args` the message; the first error stops it.
-    template <class LowerInst, class LowerArgs, class Skip>
-    std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
+    /// one with no needed result, or one `skip(Inst)` says), the parameters
+    /// (lower_abi_args) at the top of the entry block, and an edge block's
+    /// jump as `jmp` with aux = the target. `lower_inst` returns false on
+    /// failure with the message in `error_` (no string to make and test per
+    /// instruction); the first error stops it.
+    template <class LowerInst, class Skip>
+    std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, Skip&& skip) {
         const Block entry = *f_.layout.entry_block();
         for (uint32_t vb = order_.num_vblocks(); vb-- > 0;) {
             const uint32_t ir = order_.ir_block(vb);
@@ -566,8 +566,7 @@ protected:
                 }
                 if (b == entry) {
                     GroupMark g = begin_group(kNone);
-                    std::string err = lower_args();
-                    if (!err.empty()) return failed(std::move(err));
+                    lower_abi_args();
                     end_group(g);
                 }
             }

@@ -427,10 +427,6 @@ std::string Lowerer::run() {
             error_ = unsupported(error_, *f_.layout.inst_block(i));
             return false;
         },
-        [&] {
-            lower_abi_args();
-            return std::string();
-        },
         [](Inst) { return false; });
     if (!err.empty()) return err;
     auto classify = [](const MInst& m) {

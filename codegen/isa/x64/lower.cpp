@@ -553,10 +553,6 @@ std::string Lowerer::run() {
     folded_.assign(dfg_.num_insts(), 0);
     std::string err = lower_blocks(
         Op::Jmp, [&](Inst i) { return lower_inst(i); },
-        [&] {
-            lower_abi_args();
-            return std::string();
-        },
         // A folded load is still emitted when something else ended up
         // reading its register after all.
         [&](Inst i) { return folded_[i.index()] && !is_needed(dfg_.inst_results(i)[0]); });
