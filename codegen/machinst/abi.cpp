@@ -18,6 +18,26 @@ struct RegCursor {
     }
 };
 
+/// Locations for `values` in order: the next register of the value's class
+/// while there is one, else the next slot (`slot` bytes) of kind `spill`.
+/// Returns the bytes of slots taken.
+uint32_t place(const std::vector<AbiParam>& values, RegCursor ints, RegCursor floats, AbiLoc::Kind spill, uint32_t slot,
+               std::vector<AbiLoc>& out) {
+    out.resize(values.size());
+    uint32_t bytes = 0;
+    for (size_t k = 0; k < values.size(); ++k) {
+        AbiLoc& loc = out[k];
+        if ((values[k].type.is_float() ? floats : ints).take(loc.reg)) {
+            loc.kind = AbiLoc::Kind::Reg;
+            continue;
+        }
+        loc.kind = spill;
+        loc.offset = bytes;
+        bytes += slot;
+    }
+    return bytes;
+}
+
 }  // namespace
 
 std::string popped_bytes_error(uint32_t popped, uint32_t max) {
@@ -28,40 +48,15 @@ std::string popped_bytes_error(uint32_t popped, uint32_t max) {
 std::string classify_signature(const Signature& sig, const AbiFacts& facts, AbiSignature& out) {
     // Results first: whether there is a return area decides where the
     // integer parameters start.
-    out.returns.resize(sig.returns.size());
-    RegCursor ri{facts.int_rets}, rf{facts.float_rets};
-    uint32_t area = 0;
-    for (size_t k = 0; k < sig.returns.size(); ++k) {
-        AbiLoc& loc = out.returns[k];
-        if ((sig.returns[k].type.is_float() ? rf : ri).take(loc.reg)) {
-            loc.kind = AbiLoc::Kind::Reg;
-            continue;
-        }
-        loc.kind = AbiLoc::Kind::RetArea;
-        loc.offset = area;
-        area += facts.slot_size;
-    }
-    out.has_ret_area = area != 0;
-    out.ret_area_bytes = area;
-
-    out.params.resize(sig.params.size());
-    RegCursor pi{facts.int_args}, pf{facts.float_args};
-    if (out.has_ret_area && facts.ret_area_is_first_arg()) pi.next = 1;
-    uint32_t stack = 0;
-    for (size_t k = 0; k < sig.params.size(); ++k) {
-        AbiLoc& loc = out.params[k];
-        if ((sig.params[k].type.is_float() ? pf : pi).take(loc.reg)) {
-            loc.kind = AbiLoc::Kind::Reg;
-            continue;
-        }
-        loc.kind = AbiLoc::Kind::Stack;
-        loc.offset = stack;
-        stack += facts.slot_size;
-    }
-    out.stack_arg_bytes = stack;
+    out.ret_area_bytes = place(sig.returns, {facts.int_rets}, {facts.float_rets}, AbiLoc::Kind::RetArea,
+                               facts.slot_size, out.returns);
+    out.has_ret_area = out.ret_area_bytes != 0;
+    const size_t first_int = out.has_ret_area && facts.ret_area_is_first_arg() ? 1 : 0;
+    out.stack_arg_bytes = place(sig.params, {facts.int_args, first_int}, {facts.float_args}, AbiLoc::Kind::Stack,
+                                facts.slot_size, out.params);
     const bool pops = sig.call_conv == CallConv::Tail && facts.tail_callee_pops;
     const uint32_t a = facts.popped_align;
-    out.popped_bytes = pops ? (stack + a - 1) / a * a : 0;
+    out.popped_bytes = pops ? (out.stack_arg_bytes + a - 1) / a * a : 0;
     if (out.popped_bytes > facts.max_popped_bytes) return popped_bytes_error(out.popped_bytes, facts.max_popped_bytes);
     return {};
 }
