@@ -23,17 +23,17 @@ struct RegCursor {
 /// Returns the bytes of slots taken.
 uint32_t place(const std::vector<AbiParam>& values, RegCursor ints, RegCursor floats, AbiLoc::Kind spill, uint32_t slot,
                std::vector<AbiLoc>& out) {
-    out.resize(values.size());
+    // Appended (a resize would value-initialize every element first).
+    out.clear();
     uint32_t bytes = 0;
-    for (size_t k = 0; k < values.size(); ++k) {
-        AbiLoc& loc = out[k];
-        if ((values[k].type.is_float() ? floats : ints).take(loc.reg)) {
-            loc.kind = AbiLoc::Kind::Reg;
-            continue;
+    for (const AbiParam& v : values) {
+        AbiLoc loc;
+        if (!(v.type.is_float() ? floats : ints).take(loc.reg)) {
+            loc.kind = spill;
+            loc.offset = bytes;
+            bytes += slot;
         }
-        loc.kind = spill;
-        loc.offset = bytes;
-        bytes += slot;
+        out.push_back(loc);
     }
     return bytes;
 }
@@ -62,15 +62,18 @@ std::string classify_signature(const Signature& sig, const AbiFacts& facts, AbiS
 }
 
 void AbiCache::reset(size_t num_sigs) {
-    if (calls_.size() < num_sigs) calls_.resize(num_sigs);
-    done_.assign(num_sigs, 0);
+    if (calls_.size() < num_sigs) {
+        calls_.resize(num_sigs);
+        stamp_.resize(num_sigs, 0);
+    }
+    ++generation_;
 }
 
 const AbiSignature& AbiCache::of_call(SigRef ref, const Signature& sig, const AbiFacts& facts, std::string& err) {
     AbiSignature& s = calls_[ref.index()];
-    if (!done_[ref.index()]) {
+    if (stamp_[ref.index()] != generation_) {
         classify_signature(sig, facts, s);
-        done_[ref.index()] = 1;
+        stamp_[ref.index()] = generation_;
     }
     if (s.popped_bytes > facts.max_popped_bytes) err = popped_bytes_error(s.popped_bytes, facts.max_popped_bytes);
     return s;

@@ -109,7 +109,10 @@ public:
 private:
     AbiSignature own_;
     std::vector<AbiSignature> calls_;  // by SigRef; grows only, so its vectors keep their memory
-    std::vector<uint8_t> done_;        // by SigRef: calls_ holds this function's classification
+    /// By SigRef: calls_ holds this function's classification when it is
+    /// `generation_` (a reset fills nothing).
+    std::vector<uint64_t> stamp_;
+    uint64_t generation_ = 0;
 };
 
 /// The part of a frame below the callee-saved registers, from sp up: the
