@@ -59,8 +59,9 @@ struct AbiFacts {
     /// Bytes from the frame pointer to the first incoming stack argument
     /// (the saved frame pointer and the return address lie between).
     uint32_t incoming_args_offset = 16;
-    /// A call's outgoing stack arguments (not a tail call's in place) take
-    /// this many bytes at least, rounded up (VCodeBase::outgoing_args_size).
+    /// The outgoing-argument area a call reserves below the frame
+    /// (VCodeBase::outgoing_args_size) is a multiple of this; a tail call
+    /// that stores its arguments in the incoming area reserves none.
     uint32_t outgoing_align = 8;
 
     bool ret_area_is_first_arg() const { return !int_args.empty() && int_args[0] == ret_area_reg; }
