@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "codegen/ir/function.h"
+#include "codegen/machinst/abi.h"
 #include "codegen/machinst/block_order.h"
 #include "codegen/regalloc/regalloc.h"
 
@@ -163,7 +164,21 @@ struct LowerContext {
     enum class Flag : uint8_t { No, Yes };
     std::vector<Flag> needed;                    // by value: its definition must be emitted
     SecondaryMap<Value, uint32_t> value_counts;  // for the ISA (AArch64: uses per value)
+    AbiCache abi;                                // the classified signatures (LowerBase::begin_abi)
     std::vector<uint8_t> inst_marks;             // by instruction, for the ISA (x86-64: loads folded into their user)
+};
+
+/// The instruction forms the shared argument, call and return lowering
+/// (LowerBase, "the ABI") emits for an ISA with instruction enum `Op`.
+template <class Op>
+struct AbiInsts {
+    Op args;       // defines the register parameters at the entry (pattern "*")
+    Op load;       // def <- [base + imm] (MInst::base; Reg: use base, def)
+    Op store;      // use -> [base + imm] (Reg: use value, use base)
+    Op sp_addr;    // def <- sp + imm (MInst::base = Sp)
+    Op call, call_ind, tail_call, tail_call_ind;  // "*", "u*": callee address first
+    Op ret;        // "*"
+    uint8_t float_flag;  // the MInst::flags bit of a load or store of a float register
 };
 
 /// The ISA-neutral half of a Lowerer. `VCode` derives from VCodeBase.
@@ -333,6 +348,169 @@ protected:
         }
     }
 
+    // --- the ABI (abi.h) --------------------------------------------------------
+    // Parameters, calls and returns over the classified signatures. The ISA
+    // gives begin_abi its facts and instruction forms, then lowers the entry
+    // block's parameters with lower_abi_args, calls with lower_abi_call and
+    // returns with lower_abi_return.
+
+    /// Classifies the function's own signature (call after begin_function):
+    /// the stack-argument bytes its `ret` pops, and the vreg of the
+    /// return-area pointer, named here because returns (lowered before the
+    /// entry block that defines it) read it. A signature over the popped
+    /// limit clears the output and returns the error.
+    std::string begin_abi(const AbiFacts& facts, const AbiInsts<OpT>& insts) {
+        abi_facts_ = &facts;
+        abi_insts_ = &insts;
+        ctx_.abi.reset(dfg_.signatures.size());
+        const AbiSignature& own = ctx_.abi.own();
+        std::string err = classify_signature(f_.signature, facts, ctx_.abi.own());
+        if (!err.empty()) return failed(std::move(err));
+        out_.incoming_args_popped = own.popped_bytes;
+        if (own.has_ret_area) ret_area_ = temp();
+        return {};
+    }
+
+    /// The entry block's parameters: an `args` instruction defining those in
+    /// registers (and the return-area pointer), then a load of each stack
+    /// argument from the caller's frame (for `tail`, from the area this
+    /// function pops). Every stack argument is loaded here, so the area is
+    /// dead afterwards and a tail call may store its own arguments there.
+    void lower_abi_args() {
+        const AbiSignature& sig = ctx_.abi.own();
+        std::vector<ra::Operand>& defs = operand_list();
+        const GroupMark top = mark();
+        if (sig.has_ret_area) defs.push_back(ra::Operand::def_fixed(ret_area_, abi_facts_->ret_area_reg));
+        auto params = dfg_.block_params(*f_.layout.entry_block());
+        for (size_t k = 0; k < params.size(); ++k) {
+            const AbiLoc& loc = sig.params[k];
+            const ra::VReg v = def(params[k]);
+            if (loc.kind == AbiLoc::Kind::Reg) {
+                defs.push_back(ra::Operand::def_fixed(v, loc.reg));
+                continue;
+            }
+            emit_slot_access(abi_insts_->load, {ra::Operand::def(v)}, type_of(params[k]), MemBase::Fp,
+                             int64_t{abi_facts_->incoming_args_offset} + loc.offset);
+        }
+        // `args` comes before the loads (emitted above) in program order.
+        emit_v(abi_insts_->args, defs);
+        move_last_to(top);
+    }
+
+    /// call, call_indirect, return_call, return_call_indirect. Stack
+    /// arguments go to [sp + offset], except for a tail call whose arguments
+    /// fit in this function's own incoming area: those go straight into that
+    /// area's top (dead after the entry's loads), and otherwise the ISA's
+    /// tail call copies them up from [sp]. A call's return area lies above
+    /// its stack arguments (above the whole popped area of a tail callee,
+    /// whose own tail calls may reuse all of it); a tail call passes on this
+    /// function's own (same result types, by the verifier). Returns "" or
+    /// the error of a callee over the popped limit.
+    std::string lower_abi_call(Inst inst, const InstructionData& d) {
+        const SigRef ref = *dfg_.call_signature(inst);
+        std::string err;
+        const AbiSignature& sig = ctx_.abi.of_call(ref, dfg_.signatures[ref], *abi_facts_, err);
+        if (!err.empty()) return "call to a " + err;
+        const bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
+        const bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
+        std::vector<ra::Operand>& ops = operand_list();
+        if (indirect) ops.push_back(ra::Operand::use(use(dfg_.inst_variable_args(inst)[0])));
+        // What the callee pops on return, which the caller takes from sp
+        // again right after the call.
+        const uint32_t popped = sig.popped_bytes;
+        const uint32_t incoming = out_.incoming_args_popped;
+        const bool in_place = tail && popped <= incoming;
+        const MemBase stack_base = in_place ? MemBase::Fp : MemBase::Sp;
+        const int64_t stack = in_place ? int64_t{abi_facts_->incoming_args_offset} + incoming - popped : 0;
+        uint32_t area_off = 0;
+        if (sig.has_ret_area && tail) {
+            ops.push_back(ra::Operand::use_fixed(ret_area_, abi_facts_->ret_area_reg));
+        } else if (sig.has_ret_area) {
+            area_off = std::max(sig.stack_arg_bytes, popped);
+            const ra::VReg area = temp();
+            MInstT& m = emit(abi_insts_->sp_addr, {ra::Operand::def(area)});
+            m.base = MemBase::Sp;
+            m.imm = area_off;
+            ops.push_back(ra::Operand::use_fixed(area, abi_facts_->ret_area_reg));
+            out_.outgoing_args_size = std::max(out_.outgoing_args_size, area_off + sig.ret_area_bytes);
+        }
+        auto args = dfg_.call_args(inst);
+        for (size_t k = 0; k < args.size(); ++k) {
+            const AbiLoc& loc = sig.params[k];
+            const ra::VReg v = use(args[k]);
+            if (loc.kind == AbiLoc::Kind::Reg) {
+                ops.push_back(ra::Operand::use_fixed(v, loc.reg));
+                continue;
+            }
+            emit_slot_access(abi_insts_->store, {ra::Operand::use(v)}, type_of(args[k]), stack_base, stack + loc.offset);
+        }
+        if (!in_place) {
+            const uint32_t a = abi_facts_->outgoing_align;
+            const uint32_t bytes = (std::max(popped, sig.stack_arg_bytes) + a - 1) / a * a;
+            out_.outgoing_args_size = std::max(out_.outgoing_args_size, bytes);
+        }
+        const uint32_t sym = indirect ? 0 : symbol_index(dfg_.ext_funcs[d.func_ref()].name);
+        if (tail) {
+            // The frame is popped and the callee entered with a jump; `imm`
+            // is the callee's stack-argument area (the ISA's emitter).
+            MInstT& m = emit_v(indirect ? abi_insts_->tail_call_ind : abi_insts_->tail_call, ops);
+            m.aux = sym;
+            m.imm = popped;
+            return {};
+        }
+        auto results = dfg_.inst_results(inst);
+        for (size_t k = 0; k < results.size(); ++k) {
+            if (sig.returns[k].kind == AbiLoc::Kind::Reg) ops.push_back(ra::Operand::def_fixed(def(results[k]), sig.returns[k].reg));
+        }
+        MInstT& call = emit_v(indirect ? abi_insts_->call_ind : abi_insts_->call, ops);
+        call.aux = sym;
+        call.imm = popped;  // the emitter takes from sp again what the callee popped
+        for (size_t k = 0; k < results.size(); ++k) {
+            const AbiLoc& loc = sig.returns[k];
+            if (loc.kind != AbiLoc::Kind::RetArea) continue;
+            emit_slot_access(abi_insts_->load, {ra::Operand::def(def(results[k]))}, type_of(results[k]), MemBase::Sp,
+                             int64_t{area_off} + loc.offset);
+        }
+        return {};
+    }
+
+    /// A return: the results in registers are operands of `ret`, the others
+    /// are stored into the return area. A narrow integer result with an
+    /// extension attribute is extended to 64 bits first by
+    /// `extend(ra::VReg v, Type t, bool is_signed)`, which returns the
+    /// extended vreg.
+    template <class Extend>
+    void lower_abi_return(Inst inst, Extend&& extend) {
+        auto vals = dfg_.inst_variable_args(inst);
+        const AbiSignature& sig = ctx_.abi.own();
+        std::vector<ra::Operand>& ops = operand_list();
+        for (size_t k = 0; k < vals.size(); ++k) {
+            const Type t = type_of(vals[k]);
+            ra::VReg v = use(vals[k]);
+            const AbiLoc& loc = sig.returns[k];
+            if (loc.kind == AbiLoc::Kind::RetArea) {
+                emit_slot_access(abi_insts_->store, {ra::Operand::use(v), ra::Operand::use(ret_area_)}, t, MemBase::Reg,
+                                 loc.offset);
+                continue;
+            }
+            const ArgExt e = f_.signature.returns[k].ext;
+            if (!t.is_float() && e != ArgExt::None && t.bits() < 64) v = extend(v, t, e == ArgExt::Sext);
+            ops.push_back(ra::Operand::use_fixed(v, loc.reg));
+        }
+        emit_v(abi_insts_->ret, ops);
+    }
+
+    /// A load or store of one stack-argument or return-area slot holding a
+    /// value of type `t`: 8 bytes for an integer, the float's own size.
+    MInstT& emit_slot_access(OpT op, std::initializer_list<ra::Operand> ops, Type t, MemBase base, int64_t off) {
+        MInstT& m = emit(op, ops);
+        m.base = base;
+        m.imm = off;
+        m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : abi_facts_->slot_size);
+        if (t.is_float()) m.flags |= abi_insts_->float_flag;
+        return m;
+    }
+
     // --- the driver -----------------------------------------------------------
     /// Clears the output (VCodeBase::clear_for_lowering: on an error after
     /// this, the ISA calls out_.clear()), computes the block order and
@@ -362,13 +540,13 @@ protected:
 
     /// Lowers every block in reverse emission order, each backwards:
     /// `lower_inst(Inst)` for each instruction that is not skipped (a pure
-    /// one with no needed result, or one `skip(Inst)` says), `lower_args()`
-    /// at the top of the entry block, and an edge block's jump as `jmp`
-    /// with aux = the target. `lower_inst` returns false on failure with
-    /// the message in `error_` (no string to make and test per
-    /// instruction), `lower_args` the message; the first error stops it.
-    template <class LowerInst, class LowerArgs, class Skip>
-    std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, LowerArgs&& lower_args, Skip&& skip) {
+    /// one with no needed result, or one `skip(Inst)` says), the parameters
+    /// (lower_abi_args) at the top of the entry block, and an edge block's
+    /// jump as `jmp` with aux = the target. `lower_inst` returns false on
+    /// failure with the message in `error_` (no string to make and test per
+    /// instruction); the first error stops it.
+    template <class LowerInst, class Skip>
+    std::string lower_blocks(OpT jmp, LowerInst&& lower_inst, Skip&& skip) {
         const Block entry = *f_.layout.entry_block();
         for (uint32_t vb = order_.num_vblocks(); vb-- > 0;) {
             const uint32_t ir = order_.ir_block(vb);
@@ -388,8 +566,7 @@ protected:
                 }
                 if (b == entry) {
                     GroupMark g = begin_group(kNone);
-                    std::string err = lower_args();
-                    if (!err.empty()) return failed(std::move(err));
+                    lower_abi_args();
                     end_group(g);
                 }
             }
@@ -439,6 +616,10 @@ protected:
 
     std::vector<uint32_t>& block_sizes_;  // instructions per VCode block (reversed until finish_insts)
     uint32_t cur_inst_ = kNone;
+
+    const AbiFacts* abi_facts_ = nullptr;  // begin_abi's
+    const AbiInsts<OpT>* abi_insts_ = nullptr;
+    ra::VReg ret_area_;  // the return-area pointer, if the function's results need one
 
     LowerContext::Flag* needed_ = nullptr;  // ctx_.needed by value index
     uint32_t next_vreg_ = 0;

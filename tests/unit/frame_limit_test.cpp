@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "codegen/context.h"
 #include "codegen/ir/parser.h"
 #include "codegen/machinst/emit_common.h"
 #include "codegen/machinst/isa.h"
@@ -26,11 +27,9 @@ Compiled compile(const std::string& isa_name, const std::string& text) {
         c.error = "expected one function";
         return c;
     }
-    auto isa = isa_by_name(isa_name);
-    EXPECT_NE(isa, nullptr);
     CompileOptions opts;
     opts.check_regalloc = true;
-    c.error = isa->compile(*fs[0], opts, c.code);
+    c.error = error_text(Context(isa_by_name(isa_name), opts).compile(*fs[0], c.code));
     return c;
 }
 

@@ -75,6 +75,15 @@ private:
     uint8_t reg(uint32_t inst, unsigned k) const { return al_.allocs[rf().operands_begin[inst] + k].as_reg().hw; }
     a64::Gp gpr(uint32_t inst, unsigned k, unsigned size) const { return gp(reg(inst, k), size); }
     a64::Vec fpr(uint32_t inst, unsigned k, unsigned size) const { return fp(reg(inst, k), size); }
+    /// The base of a Load or Store: its register operand k, sp or x29 (MInst::base).
+    a64::Gp base_of(uint32_t inst, const MInst& m, unsigned k) const {
+        switch (m.base) {
+        case MemBase::Reg: break;
+        case MemBase::Sp: return a64::sp;
+        case MemBase::Fp: return a64::x(regs::FP);
+        }
+        return gpr(inst, k, 8);
+    }
 
     /// "" or the error for a frame over kMaxFrameSize.
     std::string layout_frame();
@@ -243,10 +252,6 @@ std::string Emitter::layout_frame() {
     for (uint8_t r = 8; r < 16; ++r) {
         if (used[1][r]) saved_fprs.push_back(r);
     }
-    spill_base_ = vc_.outgoing_args_size;
-    slot_offset_.clear();
-    uint64_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
-    const uint64_t frame = (off + 15) / 16 * 16;
     // Pairs of each class; an odd x and an odd d share the last slot.
     for (size_t k = 0; k + 1 < saved_gprs.size(); k += 2)
         save_slots_.push_back({{saved_gprs[k], false}, {saved_gprs[k + 1], false}, true});
@@ -258,10 +263,12 @@ std::string Emitter::layout_frame() {
     if (odd_gpr && odd_fpr) save_slots_.push_back({last_gpr, last_fpr, true});
     else if (odd_gpr) save_slots_.push_back({last_gpr, {}, false});
     else if (odd_fpr) save_slots_.push_back({last_fpr, {}, false});
-    uint32_t pushed = 16 + 16 * static_cast<uint32_t>(save_slots_.size());
-    if (std::string err = frame_size_error(frame + pushed); !err.empty()) return err;
-    frame_size_ = static_cast<uint32_t>(frame);
-    out_.frame_size = frame_size_ + pushed;
+    const uint32_t saved = 16 * static_cast<uint32_t>(save_slots_.size());
+    const FrameLayout fl = frame_layout(f_, vc_.outgoing_args_size, al_.num_spill_slots, saved, slot_offset_);
+    if (std::string err = frame_size_error(fl.size + 16 + saved); !err.empty()) return err;
+    spill_base_ = fl.spill_base;
+    frame_size_ = static_cast<uint32_t>(fl.size);
+    out_.frame_size = frame_size_ + 16 + saved;  // and the frame record
     out_.spill_slots = al_.num_spill_slots;
     return {};
 }
@@ -570,10 +577,8 @@ void Emitter::emit_cmp_ext(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_load(uint32_t i, const MInst& m) {
-    bool fp_frame = m.op == Op::Load && m.aux == 1;
-    bool from_sp = m.op == Op::LoadSp;
-    unsigned dst = (fp_frame || from_sp) ? 0 : 1;
-    a64::Gp base = fp_frame ? a64::Gp(a64::x(regs::FP)) : from_sp ? a64::Gp(a64::sp) : gpr(i, 0, 8);
+    unsigned dst = m.base == MemBase::Reg ? 1 : 0;
+    a64::Gp base = base_of(i, m, 0);
     unsigned size = m.size;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
@@ -615,9 +620,7 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_store(uint32_t i, const MInst& m) {
-    a64::Gp base = m.op == Op::StoreSp   ? a64::Gp(a64::sp)
-                   : m.op == Op::StoreFp ? a64::Gp(a64::x(regs::FP))
-                                         : gpr(i, 1, 8);
+    a64::Gp base = base_of(i, m, 1);
     unsigned size = m.size;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
@@ -866,11 +869,8 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     case Op::Csel: a_.csel(gpr(i, 2, size), gpr(i, 0, size), gpr(i, 1, size), cc_imm(m.cc)); return;
     case Op::Cneg: a_.cneg(gpr(i, 1, size), gpr(i, 0, size), cc_imm(m.cc)); return;
-    case Op::Load:
-    case Op::LoadSp: emit_load(i, m); return;
-    case Op::Store:
-    case Op::StoreSp:
-    case Op::StoreFp: emit_store(i, m); return;
+    case Op::Load: emit_load(i, m); return;
+    case Op::Store: emit_store(i, m); return;
     case Op::StackAddr: add_imm(gpr(i, 0, 8), a64::sp, slot_offset_[m.aux] + m.imm); return;
     case Op::SpAddr: add_imm(gpr(i, 0, 8), a64::sp, m.imm); return;
     case Op::FMov: {

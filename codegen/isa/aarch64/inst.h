@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "codegen/machinst/abi.h"
 #include "codegen/regalloc/regalloc.h"
 
 namespace heron::aarch64 {
@@ -68,6 +69,9 @@ struct MInst {
     Cond cc = Cond::AL;
     uint8_t flags = 0;  // mflags
     uint8_t trap = 0;   // trap code byte
+    /// Load, Store: the address is [base register operand + imm] (Reg),
+    /// [sp + imm] (Sp) or [x29 + imm] (Fp); Sp and Fp take no base operand.
+    MemBase base = MemBase::Reg;
     int64_t imm = 0;    // immediate / offset
     uint32_t aux = 0;   // block target / stack slot / symbol / jump table
     uint32_t aux2 = 0;  // second block target

@@ -34,8 +34,22 @@ namespace {
 /// AAPCS64: x0..x7 and v0..v7 carry arguments; Heron returns results in the
 /// same registers, and those that do not fit through a return area whose
 /// address is passed in x8 (AAPCS64's indirect result register).
-constexpr unsigned kIntArgRegs = 8;
-constexpr unsigned kFloatArgRegs = 8;
+constexpr ra::PReg kIntArgRegs[] = {gpr(0), gpr(1), gpr(2), gpr(3), gpr(4), gpr(5), gpr(6), gpr(7)};
+constexpr ra::PReg kFloatArgRegs[] = {fpr(0), fpr(1), fpr(2), fpr(3), fpr(4), fpr(5), fpr(6), fpr(7)};
+constexpr AbiFacts kAbi{
+    .int_args = kIntArgRegs,
+    .float_args = kFloatArgRegs,
+    .int_rets = kIntArgRegs,
+    .float_rets = kFloatArgRegs,
+    .ret_area_reg = gpr(X8),
+    // A tail call copies a growing area with `ldr/str q` and unsigned scaled
+    // offsets (at most 65520); the same bound as x86-64's `ret imm16`.
+    .max_popped_bytes = 65520,
+    .incoming_args_offset = 16,  // above the frame record (x29, x30)
+    .outgoing_align = 16,        // sp stays 16-byte aligned
+};
+constexpr AbiInsts<Op> kAbiInsts{Op::Args, Op::Load, Op::Store, Op::SpAddr, Op::Call, Op::CallInd,
+                                 Op::TailCall, Op::TailCallInd, Op::Ret, mflags::kFloat};
 
 ra::PRegSet caller_saved() {
     ra::PRegSet s;
@@ -44,44 +58,6 @@ ra::PRegSet caller_saved() {
     for (uint8_t r = 16; r < 32; ++r) s.add(fpr(r));
     return s;
 }
-
-bool returned_in_reg(const Signature& sig, size_t k) {
-    unsigned ni = 0, nf = 0;
-    for (size_t j = 0; j <= k; ++j) {
-        bool in_reg = sig.returns[j].type.is_float() ? nf++ < kFloatArgRegs : ni++ < kIntArgRegs;
-        if (j == k) return in_reg;
-    }
-    return false;
-}
-
-unsigned overflow_returns(const Signature& sig) {
-    unsigned over = 0;
-    for (size_t k = 0; k < sig.returns.size(); ++k) over += !returned_in_reg(sig, k);
-    return over;
-}
-
-/// Bytes of stack arguments a call with `sig` passes (8 per argument that
-/// does not fit in a register).
-uint32_t stack_arg_bytes(const Signature& sig) {
-    unsigned ni = 0, nf = 0;
-    uint32_t n = 0;
-    for (const AbiParam& p : sig.params) {
-        if (p.type.is_float() ? nf++ >= kFloatArgRegs : ni++ >= kIntArgRegs) n += 8;
-    }
-    return n;
-}
-
-/// The `tail` convention's stack-argument area (docs/backend-aarch64.md):
-/// the arguments padded to 16 bytes, popped by the callee on return. Other
-/// conventions leave their arguments to the caller (0).
-uint32_t callee_popped_bytes(const Signature& sig) {
-    if (sig.call_conv != CallConv::Tail) return 0;
-    return (stack_arg_bytes(sig) + 15) / 16 * 16;
-}
-
-/// A tail call copies a growing area with `ldr/str q` and unsigned scaled
-/// offsets (at most 65520); the same bound as x86-64's `ret imm16`.
-constexpr uint32_t kMaxPoppedBytes = 65520;
 
 bool is_signed_cc(IntCC cc) {
     return cc == IntCC::Slt || cc == IntCC::Sge || cc == IntCC::Sgt || cc == IntCC::Sle;
@@ -292,13 +268,10 @@ private:
     void lower_conversion(Inst inst, const InstructionData& d);
     void lower_load(Inst inst, const InstructionData& d);
     void lower_store(Inst inst, const InstructionData& d);
-    std::string lower_call(Inst inst, const InstructionData& d);
     void lower_branch(Inst inst, const InstructionData& d);
     /// brif on `icmp eq/ne x, 0` (i32/i64) -> cbz/cbnz; on `band x, 2^k`
     /// -> tbnz (only in small functions: tbz reaches +-32 KiB).
     bool lower_test_branch(Value c, uint32_t then_block, uint32_t else_block);
-    void lower_return(Inst inst);
-    std::string lower_args();
 
     /// Folds `p + const` addressing: returns the base vreg and adds to off.
     VReg address(Value p, int64_t& off);
@@ -343,7 +316,6 @@ private:
     bool lower_tst(Value v);
 
     SecondaryMap<Value, uint32_t>& use_count_;
-    VReg ret_area_;
 };
 
 // ---------------------------------------------------------------------------
@@ -437,12 +409,7 @@ Cond Lowerer::lower_condition(Value c) {
 
 std::string Lowerer::run() {
     begin_function();
-    // Needed by tail calls, which are lowered before the entry block.
-    out_.incoming_args_popped = callee_popped_bytes(f_.signature);
-    if (out_.incoming_args_popped > kMaxPoppedBytes) {
-        return "unsupported on aarch64: tail-convention function with " + std::to_string(out_.incoming_args_popped) +
-               " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
-    }
+    if (std::string err = begin_abi(kAbi, kAbiInsts); !err.empty()) return "unsupported on aarch64: " + err;
     use_count_.clear();
     use_count_.resize(dfg_.num_values());
     for (Block b : order_.rpo()) {
@@ -450,7 +417,6 @@ std::string Lowerer::run() {
             dfg_.for_each_inst_value(*i, [&](Value a) { ++use_count_[dfg_.resolve_aliases(a)]; });
         }
     }
-    if (overflow_returns(f_.signature) > 0) ret_area_ = temp();
     auto unsupported = [&](const std::string& what, Block b) {
         return "unsupported on aarch64: " + what + " in block" + std::to_string(b.index());
     };
@@ -460,10 +426,6 @@ std::string Lowerer::run() {
             if (lower_inst(i)) return true;
             error_ = unsupported(error_, *f_.layout.inst_block(i));
             return false;
-        },
-        [&] {
-            std::string e = lower_args();
-            return e.empty() ? e : unsupported(e, *f_.layout.entry_block());
         },
         [](Inst) { return false; });
     if (!err.empty()) return err;
@@ -479,39 +441,6 @@ std::string Lowerer::run() {
     auto calls = [](const MInst& m) { return m.op == Op::Call || m.op == Op::CallInd; };
     finish_insts(classify, calls, caller_saved());
     finish_blocks();
-    return {};
-}
-
-std::string Lowerer::lower_args() {
-    const Signature& sig = f_.signature;
-    std::vector<Operand>& defs = operand_list();
-    unsigned ni = 0, nf = 0;
-    int64_t stack_off = 16;  // above the frame record (x29, x30)
-    if (overflow_returns(sig) > 0) defs.push_back(Operand::def_fixed(ret_area_, gpr(X8)));
-    auto params = dfg_.block_params(*f_.layout.entry_block());
-    GroupMark top = mark();
-    for (Value p : params) {
-        Type t = type_of(p);
-        VReg v = def(p);
-        if (t.is_float() && nf < kFloatArgRegs) {
-            defs.push_back(Operand::def_fixed(v, fpr(static_cast<uint8_t>(nf++))));
-        } else if (!t.is_float() && ni < kIntArgRegs) {
-            defs.push_back(Operand::def_fixed(v, gpr(static_cast<uint8_t>(ni++))));
-        } else {
-            // Every incoming stack argument is loaded here, so the area is
-            // dead afterwards: a tail call may store its own arguments there.
-            MInst& m = emit(Op::Load, {Operand::def(v)});
-            m.aux = 1;  // [x29 + imm]: an incoming stack argument
-            m.imm = stack_off;
-            m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-            if (t.is_float()) m.flags |= mflags::kFloat;
-            stack_off += 8;
-        }
-    }
-    // Args defines the register arguments; it comes before the incoming
-    // stack loads (emitted above) in program order.
-    emit_v(Op::Args, defs);
-    move_last_to(top);
     return {};
 }
 
@@ -648,7 +577,9 @@ bool Lowerer::lower_inst(Inst inst) {
         emit(Op::FuncAddr, {Operand::def(result(inst))}).aux = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
         return true;
     case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable: lower_branch(inst, d); return true;
-    case Opcode::Return: lower_return(inst); return true;
+    case Opcode::Return:
+        lower_abi_return(inst, [&](VReg v, Type t, bool is_signed) { return ext(v, t.bytes(), is_signed); });
+        return true;
     case Opcode::Trap: emit(Op::Trap, {}).trap = d.code; return true;
     case Opcode::Trapz: case Opcode::Trapnz: {
         Value c = d.args[0];
@@ -666,7 +597,7 @@ bool Lowerer::lower_inst(Inst inst) {
     }
     case Opcode::Call: case Opcode::CallIndirect:
     case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
-        error_ = lower_call(inst, d);
+        error_ = lower_abi_call(inst, d);
         return error_.empty();
     }
     error_ = std::string(opcode_name(d.opcode));
@@ -1363,96 +1294,6 @@ void Lowerer::lower_store(Inst, const InstructionData& d) {
     emit_store_inst(Op::Store, d, base, off, kMemBits);
 }
 
-std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
-    SigRef sigref = *dfg_.call_signature(inst);
-    const Signature& sig = dfg_.signatures[sigref];
-    bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
-    bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
-    auto args = dfg_.call_args(inst);
-    std::vector<Operand>& ops = operand_list();
-    if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
-    unsigned ni = 0, nf = 0;
-    // Bytes the callee pops on return (`tail` convention), which the caller
-    // subtracts from sp again right after the call.
-    uint32_t popped = callee_popped_bytes(sig);
-    if (popped > kMaxPoppedBytes) return "call with over 64 KiB of tail-convention stack arguments";
-    // Where the stack arguments go (docs/backend-aarch64.md, "Tail calls"):
-    // [sp + 8k] for a call, and for a tail call whose arguments fit in this
-    // function's own incoming area, straight into that area's top (every
-    // incoming stack argument was loaded at entry, so the area is dead);
-    // otherwise [sp + 8k] too, and the TailCall copies them up.
-    uint32_t incoming = out_.incoming_args_popped;
-    bool in_place = tail && popped <= incoming;
-    int64_t stack = in_place ? 16 + int64_t{incoming} - popped : 0;
-    unsigned over = overflow_returns(sig);
-    uint32_t area_off = 0;
-    if (over > 0 && tail) {
-        // Same return types (verifier): the callee writes into our own area.
-        ops.push_back(Operand::use_fixed(ret_area_, gpr(X8)));
-    } else if (over > 0) {
-        // Above the stack arguments (above the whole popped area for a tail
-        // callee: its own tail calls may reuse all of that area).
-        area_off = std::max(stack_arg_bytes(sig), popped);
-        VReg area = temp();
-        emit(Op::SpAddr, {Operand::def(area)}).imm = area_off;
-        ops.push_back(Operand::use_fixed(area, gpr(X8)));
-        out_.outgoing_args_size = std::max(out_.outgoing_args_size, area_off + 8 * over);
-    }
-    for (Value a : args) {
-        Type t = type_of(a);
-        VReg v = use(a);
-        if (t.is_float() && nf < kFloatArgRegs) {
-            ops.push_back(Operand::use_fixed(v, fpr(static_cast<uint8_t>(nf++))));
-        } else if (!t.is_float() && ni < kIntArgRegs) {
-            ops.push_back(Operand::use_fixed(v, gpr(static_cast<uint8_t>(ni++))));
-        } else {
-            MInst& st = emit(in_place ? Op::StoreFp : Op::StoreSp, {Operand::use(v)});
-            st.imm = stack;
-            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-            if (t.is_float()) st.flags |= mflags::kFloat;
-            stack += 8;
-        }
-    }
-    if (!in_place) {
-        uint32_t bytes = std::max<uint32_t>(popped, static_cast<uint32_t>(stack));
-        out_.outgoing_args_size = std::max(out_.outgoing_args_size, (bytes + 15) / 16 * 16);
-    }
-    uint32_t sym = indirect ? 0 : symbol_index(dfg_.ext_funcs[d.func_ref()].name);
-    if (tail) {
-        // `imm`: the callee's stack-argument area (see emit.cpp).
-        MInst& m = emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops);
-        m.aux = sym;
-        m.imm = popped;
-        return {};
-    }
-    auto results = dfg_.inst_results(inst);
-    std::vector<std::pair<Value, uint32_t>> from_area;
-    unsigned ri = 0, rf = 0;
-    uint32_t area = 0;
-    for (size_t k = 0; k < results.size(); ++k) {
-        Value r = results[k];
-        if (!returned_in_reg(sig, k)) {
-            from_area.push_back({r, area});
-            area += 8;
-        } else if (type_of(r).is_float()) {
-            ops.push_back(Operand::def_fixed(def(r), fpr(static_cast<uint8_t>(rf++))));
-        } else {
-            ops.push_back(Operand::def_fixed(def(r), gpr(static_cast<uint8_t>(ri++))));
-        }
-    }
-    MInst& call = emit_v(indirect ? Op::CallInd : Op::Call, ops);
-    call.aux = sym;
-    call.imm = popped;  // the emitter lowers sp again by what the callee popped
-    for (auto [r, off] : from_area) {
-        Type t = type_of(r);
-        MInst& ld = emit(Op::LoadSp, {Operand::def(def(r))});
-        ld.imm = area_off + off;
-        ld.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-        if (t.is_float()) ld.flags |= mflags::kFloat;
-    }
-    return {};
-}
-
 bool Lowerer::lower_test_branch(Value c, uint32_t then_block, uint32_t else_block) {
     if (auto ic = def_with(c, Opcode::Icmp)) {
         const InstructionData& d = dfg_[*ic];
@@ -1524,35 +1365,9 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
     }
 }
 
-void Lowerer::lower_return(Inst inst) {
-    auto vals = dfg_.inst_variable_args(inst);
-    const Signature& sig = f_.signature;
-    std::vector<Operand>& ops = operand_list();
-    unsigned ri = 0, rf = 0;
-    int64_t area = 0;
-    for (size_t k = 0; k < vals.size(); ++k) {
-        Type t = type_of(vals[k]);
-        VReg v = use(vals[k]);
-        if (!returned_in_reg(sig, k)) {
-            MInst& st = emit(Op::Store, {Operand::use(v), Operand::use(ret_area_)});
-            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-            st.imm = area;
-            if (t.is_float()) st.flags |= mflags::kFloat;
-            area += 8;
-            continue;
-        }
-        if (t.is_float()) {
-            ops.push_back(Operand::use_fixed(v, fpr(static_cast<uint8_t>(rf++))));
-            continue;
-        }
-        ArgExt e = k < sig.returns.size() ? sig.returns[k].ext : ArgExt::None;
-        if (e != ArgExt::None && t.bits() < 64) v = ext(v, t.bytes(), e == ArgExt::Sext);
-        ops.push_back(Operand::use_fixed(v, gpr(static_cast<uint8_t>(ri++))));
-    }
-    emit_v(Op::Ret, ops);
-}
-
 }  // namespace
+
+const AbiFacts& abi_facts() { return kAbi; }
 
 const ra::MachineEnv& machine_env() {
     static const ra::MachineEnv env = [] {

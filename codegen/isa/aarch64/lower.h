@@ -28,6 +28,10 @@ struct VCode : VCodeBase<MInst> {
 std::string lower_function(const Function& func, VCode& out, LowerContext& ctx);
 std::string lower_function(const Function& func, VCode& out);
 
+/// The calling-convention facts lowering classifies signatures with
+/// (codegen/machinst/abi.h): Heron's convention on AAPCS64.
+const AbiFacts& abi_facts();
+
 /// The allocator's register environment for AAPCS64.
 const ra::MachineEnv& machine_env();
 

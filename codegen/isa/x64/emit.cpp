@@ -272,13 +272,12 @@ std::string Emitter::layout_frame() {
     // allocation checker requires) and there is no spill slot for a stack
     // allocation to name.
     operands_need_frame_ = al_.num_spill_slots != 0 || !saved_.empty();
-    spill_base_ = vc_.outgoing_args_size;
-    uint64_t off = layout_slots(f_, spill_base_, al_.num_spill_slots, slot_offset_);
-    uint64_t pushed = 8 * saved_.size();
-    uint64_t total = (off + pushed + 15) / 16 * 16;
-    if (std::string err = frame_size_error(total); !err.empty()) return err;
-    frame_size_ = static_cast<uint32_t>(total - pushed);
-    out_.frame_size = static_cast<uint32_t>(total);
+    const uint32_t pushed = 8 * static_cast<uint32_t>(saved_.size());
+    const FrameLayout fl = frame_layout(f_, vc_.outgoing_args_size, al_.num_spill_slots, pushed, slot_offset_);
+    if (std::string err = frame_size_error(fl.size + pushed); !err.empty()) return err;
+    spill_base_ = fl.spill_base;
+    frame_size_ = static_cast<uint32_t>(fl.size);
+    out_.frame_size = frame_size_ + pushed;
     out_.spill_slots = al_.num_spill_slots;
     return {};
 }
@@ -328,7 +327,7 @@ bool Emitter::insts_run_without_frame(uint32_t begin, uint32_t end) const {
         switch (m.op) {
         case Op::Call: case Op::CallInd: case Op::TailCall: case Op::TailCallInd: case Op::StackAddr: return false;
         case Op::Load: case Op::Store: case Op::LeaBase:
-            if (m.aux != 0) return false;  // rbp/rsp-relative: stack arguments, return area
+            if (m.base != MemBase::Reg) return false;  // rbp/rsp-relative: stack arguments, return area
             break;
         default: break;
         }
@@ -718,9 +717,9 @@ void Emitter::emit_cvt_to_int(uint32_t i, const MInst& m) {
 void Emitter::emit_load(uint32_t i, const MInst& m) {
     unsigned dk = 0;  // index of the destination operand
     enc::Mem src{0, static_cast<int32_t>(m.imm)};
-    if (m.aux == 1 || m.aux == 2) {
-        // 1: incoming stack argument [rbp + imm]; 2: return area [rsp + imm].
-        src.base = m.aux == 1 ? regs::RBP : regs::RSP;
+    if (m.base != MemBase::Reg) {
+        // An incoming stack argument [rbp + imm] or a return area [rsp + imm].
+        src.base = m.base == MemBase::Fp ? regs::RBP : regs::RSP;
     } else {
         src = mem_at(i, m, 0);
         dk = after_mem(m, 0);
@@ -772,10 +771,11 @@ void Emitter::emit_load(uint32_t i, const MInst& m) {
 }
 
 void Emitter::emit_store(uint32_t i, const MInst& m) {
-    // aux 1: outgoing stack argument [rsp + imm]; 2: a tail call's stack
+    // An outgoing stack argument [rsp + imm] or a tail call's stack
     // argument in the incoming area [rbp + imm].
-    const enc::Mem dst = m.aux == 1 || m.aux == 2 ? enc::Mem{m.aux == 1 ? regs::RSP : regs::RBP, static_cast<int32_t>(m.imm)}
-                                                   : mem_at(i, m, 1);
+    const enc::Mem dst = m.base != MemBase::Reg
+                             ? enc::Mem{m.base == MemBase::Sp ? regs::RSP : regs::RBP, static_cast<int32_t>(m.imm)}
+                             : mem_at(i, m, 1);
     unsigned size = m.size;
     bool big = m.flags & mflags::kBig;
     bool trap = m.flags & mflags::kTrapSite;
@@ -968,7 +968,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     case Op::Lea: put(enc::lea(at(), r(2), {r(0), static_cast<int32_t>(m.imm), r(1), m.scale})); return;
     case Op::LeaBase:
-        if (m.aux == 1) put(enc::lea(at(), r(0), {regs::RSP, static_cast<int32_t>(m.imm)}));
+        if (m.base == MemBase::Sp) put(enc::lea(at(), r(0), {regs::RSP, static_cast<int32_t>(m.imm)}));
         else put(enc::lea(at(), r(1), {r(0), static_cast<int32_t>(m.imm)}));
         return;
     case Op::Load: emit_load(i, m); return;
@@ -1354,7 +1354,6 @@ std::string Emitter::run() {
     text_ = &code_.textSection()->buffer();
     jumps_.clear();
     saved_.clear();
-    slot_offset_.clear();
     if (std::string err = layout_frame(); !err.empty()) return err;
     uint32_t nb = rf().num_blocks();
     // One allocation each for the IR offsets (at most one per instruction)

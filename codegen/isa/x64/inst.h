@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "codegen/machinst/abi.h"
 #include "codegen/regalloc/regalloc.h"
 
 namespace heron::x64 {
@@ -73,8 +74,12 @@ struct MInst {
     uint8_t scale = 0;  // Lea: log2 scale
     int64_t imm = 0;    // immediate / displacement
     uint32_t aux = 0;   // block target / stack slot / symbol / jump table
-    uint32_t aux2 = 0;  // second block target
+    uint32_t aux2 = 0;  // second block target; a folded load's IR instruction (its trap site)
     uint32_t ir_inst = ~0u;
+    /// Load, Store, LeaBase: the address is [base register operand + imm]
+    /// (Reg), [rsp + imm] (Sp) or [rbp + imm] (Fp); Sp and Fp take no base
+    /// operand.
+    MemBase base = MemBase::Reg;
 };
 
 }  // namespace heron::x64

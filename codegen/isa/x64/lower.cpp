@@ -21,61 +21,32 @@ using namespace regs;
 
 namespace {
 
-/// SysV argument registers.
-constexpr uint8_t kIntArgRegs[] = {RDI, RSI, RDX, RCX, R8, R9};
-constexpr uint8_t kIntRetRegs[] = {RAX, RDX};
-constexpr unsigned kFloatArgRegs = 8;  // xmm0..xmm7
-constexpr unsigned kFloatRetRegs = 2;  // xmm0, xmm1
+/// System V: six integer and eight float argument registers. Heron returns
+/// two results of each class in registers and the rest through a return
+/// area whose address is a hidden first argument in rdi.
+constexpr ra::PReg kIntArgRegs[] = {gpr(RDI), gpr(RSI), gpr(RDX), gpr(RCX), gpr(R8), gpr(R9)};
+constexpr ra::PReg kFloatArgRegs[] = {xmm(0), xmm(1), xmm(2), xmm(3), xmm(4), xmm(5), xmm(6), xmm(7)};
+constexpr ra::PReg kIntRetRegs[] = {gpr(RAX), gpr(RDX)};
+constexpr ra::PReg kFloatRetRegs[] = {xmm(0), xmm(1)};
+constexpr AbiFacts kAbi{
+    .int_args = kIntArgRegs,
+    .float_args = kFloatArgRegs,
+    .int_rets = kIntRetRegs,
+    .float_rets = kFloatRetRegs,
+    .ret_area_reg = gpr(RDI),
+    // `ret imm16` pops at most 65535 bytes; the area stays 16-byte aligned.
+    .max_popped_bytes = 65520,
+    .incoming_args_offset = 16,  // above the saved rbp and the return address
+    .outgoing_align = 8,
+};
+constexpr AbiInsts<Op> kAbiInsts{Op::Args, Op::Load, Op::Store, Op::LeaBase, Op::Call, Op::CallInd,
+                                 Op::TailCall, Op::TailCallInd, Op::Ret, mflags::kFloat};
 
 ra::PRegSet caller_saved() {
     ra::PRegSet s;
     for (uint8_t r : {RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11}) s.add(gpr(r));
     for (uint8_t r = 0; r < 16; ++r) s.add(xmm(r));
     return s;
-}
-
-/// Results that do not fit in rax/rdx and xmm0/xmm1 go to a return area
-/// whose address the caller passes as a hidden first integer argument
-/// (docs/backend-x64.md). Returns how many results go there.
-unsigned overflow_returns(const Signature& sig) {
-    unsigned ni = 0, nf = 0, over = 0;
-    for (const AbiParam& r : sig.returns) {
-        if (r.type.is_float() ? nf++ < kFloatRetRegs : ni++ < std::size(kIntRetRegs)) continue;
-        ++over;
-    }
-    return over;
-}
-
-/// Bytes of stack arguments a call with `sig` passes (8 per argument that
-/// does not fit in a register; the return-area pointer takes rdi first).
-uint32_t stack_arg_bytes(const Signature& sig) {
-    unsigned ni = overflow_returns(sig) > 0 ? 1 : 0, nf = 0;
-    uint32_t n = 0;
-    for (const AbiParam& p : sig.params) {
-        if (p.type.is_float() ? nf++ >= kFloatArgRegs : ni++ >= std::size(kIntArgRegs)) n += 8;
-    }
-    return n;
-}
-
-/// The `tail` convention's stack-argument area (docs/backend-x64.md): the
-/// arguments padded to 16 bytes, popped by the callee on return. Other
-/// conventions leave their arguments to the caller (0).
-uint32_t callee_popped_bytes(const Signature& sig) {
-    if (sig.call_conv != CallConv::Tail) return 0;
-    return (stack_arg_bytes(sig) + 15) / 16 * 16;
-}
-
-/// `ret imm16` pops at most 65535 bytes; the area stays 16-byte aligned.
-constexpr uint32_t kMaxPoppedBytes = 65520;
-
-/// Whether result k of `sig` is returned in a register (else in the area).
-bool returned_in_reg(const Signature& sig, size_t k) {
-    unsigned ni = 0, nf = 0;
-    for (size_t j = 0; j <= k; ++j) {
-        bool in_reg = sig.returns[j].type.is_float() ? nf++ < kFloatRetRegs : ni++ < std::size(kIntRetRegs);
-        if (j == k) return in_reg;
-    }
-    return false;
 }
 
 Cond cond_of(IntCC cc) {
@@ -279,10 +250,7 @@ private:
     void lower_conversion(Inst inst, const InstructionData& d);
     void lower_load(Inst inst, const InstructionData& d);
     void lower_store(Inst inst, const InstructionData& d);
-    std::string lower_call(Inst inst, const InstructionData& d);
     void lower_branch(Inst inst, const InstructionData& d);
-    std::string lower_return(Inst inst, const InstructionData& d);
-    std::string lower_args();
 
     /// Calls a C library function taking float arguments in xmm0.. and
     /// returning one float in xmm0.
@@ -356,8 +324,6 @@ private:
 
     const Settings& settings_;
     std::vector<uint8_t>& folded_;  // by instruction: loads lowered as a memory operand of their user
-
-    VReg ret_area_;  // hidden return-area pointer, if any
 };
 
 // ---------------------------------------------------------------------------
@@ -583,20 +549,10 @@ bool Lowerer::zero_flag_set_by(Inst br, Value c) const {
 
 std::string Lowerer::run() {
     begin_function();
-    // Needed by tail calls, which are lowered before the entry block.
-    out_.incoming_args_popped = callee_popped_bytes(f_.signature);
-    if (out_.incoming_args_popped > kMaxPoppedBytes) {
-        std::string err = "tail-convention function with " + std::to_string(out_.incoming_args_popped) +
-                          " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
-        out_.clear();
-        return err;
-    }
+    if (std::string err = begin_abi(kAbi, kAbiInsts); !err.empty()) return err;
     folded_.assign(dfg_.num_insts(), 0);
-    // Returns read the hidden return-area pointer, which the entry block
-    // (lowered last) defines: name its vreg first.
-    if (overflow_returns(f_.signature) > 0) ret_area_ = temp(RegClass::Int);
     std::string err = lower_blocks(
-        Op::Jmp, [&](Inst i) { return lower_inst(i); }, [&] { return lower_args(); },
+        Op::Jmp, [&](Inst i) { return lower_inst(i); },
         // A folded load is still emitted when something else ended up
         // reading its register after all.
         [&](Inst i) { return folded_[i.index()] && !is_needed(dfg_.inst_results(i)[0]); });
@@ -626,45 +582,6 @@ void Lowerer::finish_insts() {
     };
     auto calls = [](const MInst& m) { return m.op == Op::Call || m.op == Op::CallInd; };
     LowerBase::finish_insts(classify, calls, caller_saved());
-}
-
-std::string Lowerer::lower_args() {
-    const Signature& sig = f_.signature;
-    std::vector<Operand>& defs = operand_list();
-    unsigned ni = 0, nf = 0;
-    int64_t stack_off = 16;  // above the saved rbp and the return address
-    GroupMark top = mark();
-    if (overflow_returns(sig) > 0) {
-        defs.push_back(Operand::def_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
-    }
-    auto params = dfg_.block_params(*f_.layout.entry_block());
-    for (size_t k = 0; k < params.size(); ++k) {
-        Value p = params[k];
-        Type t = type_of(p);
-        VReg v = def(p);
-        if (t.is_float() && nf < kFloatArgRegs) {
-            defs.push_back(Operand::def_fixed(v, xmm(static_cast<uint8_t>(nf++))));
-        } else if (!t.is_float() && ni < std::size(kIntArgRegs)) {
-            defs.push_back(Operand::def_fixed(v, gpr(kIntArgRegs[ni++])));
-        } else {
-            // Incoming stack argument: loaded from the caller's frame (for
-            // `tail`, the area this function pops). Every one is loaded
-            // here, so the area is dead afterwards and a tail call may
-            // store its own stack arguments there.
-            MInst& m = emit(Op::Load, {Operand::def(v)});
-            m.op = Op::Load;
-            m.aux = 1;  // rbp-relative incoming argument (see emit.cpp)
-            m.imm = stack_off;
-            m.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-            if (t.is_float()) m.flags |= mflags::kFloat;
-            stack_off += 8;
-        }
-    }
-    // The Args pseudo-instruction defines the register arguments; it comes
-    // before the incoming-stack loads (emitted above) in program order.
-    emit_v(Op::Args, defs);
-    move_last_to(top);
-    return {};
 }
 
 bool Lowerer::lower_inst(Inst inst) {
@@ -881,7 +798,9 @@ std::string Lowerer::lower_other(Inst inst, const InstructionData& d) {
     case Opcode::Jump: case Opcode::Brif: case Opcode::BrTable:
         lower_branch(inst, d);
         return {};
-    case Opcode::Return: return lower_return(inst, d);
+    case Opcode::Return:
+        lower_abi_return(inst, [&](VReg v, Type t, bool is_signed) { return ext(v, t.bytes(), 8, is_signed); });
+        return {};
     case Opcode::Trap: emit(Op::Trap, {}).trap = d.code; return {};
     case Opcode::Trapz: case Opcode::Trapnz: {
         bool is_float = false;
@@ -894,7 +813,7 @@ std::string Lowerer::lower_other(Inst inst, const InstructionData& d) {
     }
     case Opcode::Call: case Opcode::CallIndirect:
     case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
-        return lower_call(inst, d);
+        return lower_abi_call(inst, d);
     }
     return "cannot lower " + std::string(opcode_name(d.opcode));
 }
@@ -1378,109 +1297,6 @@ void Lowerer::lower_store(Inst, const InstructionData& d) {
     set_mem_flags(m, d.flags, kMemBits);
 }
 
-std::string Lowerer::lower_call(Inst inst, const InstructionData& d) {
-    SigRef sigref = *dfg_.call_signature(inst);
-    const Signature& sig = dfg_.signatures[sigref];
-    bool tail = d.opcode == Opcode::ReturnCall || d.opcode == Opcode::ReturnCallIndirect;
-    bool indirect = d.opcode == Opcode::CallIndirect || d.opcode == Opcode::ReturnCallIndirect;
-    auto args = dfg_.call_args(inst);
-    std::vector<Operand>& ops = operand_list();
-    if (indirect) ops.push_back(Operand::use(use(dfg_.inst_variable_args(inst)[0])));
-    unsigned ni = 0, nf = 0;
-    // Bytes the callee pops on return (`tail` convention), which the caller
-    // subtracts from rsp again right after the call.
-    uint32_t popped = callee_popped_bytes(sig);
-    if (popped > kMaxPoppedBytes) {
-        return "call to a tail-convention function with " + std::to_string(popped) +
-               " bytes of stack arguments (at most " + std::to_string(kMaxPoppedBytes) + ")";
-    }
-    // Where the stack arguments go (docs/backend-x64.md, "Tail calls"):
-    // [rsp + 8k] for a call, and for a tail call whose arguments fit in
-    // this function's own incoming area, straight into that area's top
-    // (every incoming stack argument was loaded at entry, so the area is
-    // dead); otherwise [rsp + 8k] too, and the TailCall copies them up.
-    uint32_t incoming = out_.incoming_args_popped;
-    bool in_place = tail && popped <= incoming;
-    uint8_t stack_base = in_place ? 2 : 1;  // Store aux: 2 = [rbp + imm], 1 = [rsp + imm]
-    int64_t stack = in_place ? 16 + int64_t{incoming} - popped : 0;
-    unsigned over = overflow_returns(sig);
-    uint32_t area_off = 0;
-    if (over > 0 && tail) {
-        // The callee returns exactly the caller's types (verifier), so it
-        // writes straight into the caller's own return area.
-        ops.push_back(Operand::use_fixed(ret_area_, gpr(kIntArgRegs[ni++])));
-    } else if (over > 0) {
-        // The return area lives above this call's stack arguments (above
-        // the whole popped area for a tail callee: its own tail calls may
-        // reuse all of that area).
-        area_off = std::max(stack_arg_bytes(sig), popped);
-        VReg area = temp(RegClass::Int);
-        MInst& m = emit(Op::LeaBase, {Operand::def(area)});
-        m.aux = 1;  // rsp-relative (see emit.cpp)
-        m.imm = area_off;
-        ops.push_back(Operand::use_fixed(area, gpr(kIntArgRegs[ni++])));
-        out_.outgoing_args_size = std::max(out_.outgoing_args_size, area_off + 8 * over);
-    }
-    for (size_t k = 0; k < args.size(); ++k) {
-        Type t = type_of(args[k]);
-        VReg v = use(args[k]);
-        if (t.is_float() && nf < kFloatArgRegs) {
-            ops.push_back(Operand::use_fixed(v, xmm(static_cast<uint8_t>(nf++))));
-        } else if (!t.is_float() && ni < std::size(kIntArgRegs)) {
-            ops.push_back(Operand::use_fixed(v, gpr(kIntArgRegs[ni++])));
-        } else {
-            // Outgoing stack argument: stored before the call.
-            MInst& st = emit(Op::Store, {Operand::use(v)});
-            st.aux = stack_base;
-            st.imm = stack;
-            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-            if (t.is_float()) st.flags |= mflags::kFloat;
-            stack += 8;
-        }
-    }
-    if (!in_place) out_.outgoing_args_size = std::max(out_.outgoing_args_size, std::max<uint32_t>(popped, static_cast<uint32_t>(stack)));
-    uint32_t sym = 0;
-    if (!indirect) {
-        sym = symbol_index(dfg_.ext_funcs[d.func_ref()].name);
-    }
-    if (tail) {
-        // The frame is popped and the callee entered with a jump; `imm` is
-        // the callee's stack-argument area (see emit.cpp).
-        MInst& m = emit_v(indirect ? Op::TailCallInd : Op::TailCall, ops);
-        m.aux = sym;
-        m.imm = popped;
-        return {};
-    }
-    auto results = dfg_.inst_results(inst);
-    std::vector<std::pair<Value, uint32_t>> from_area;
-    unsigned ri = 0, rf = 0;
-    uint32_t area = 0;
-    for (size_t k = 0; k < results.size(); ++k) {
-        Value r = results[k];
-        Type t = type_of(r);
-        if (!returned_in_reg(sig, k)) {
-            from_area.push_back({r, area});
-            area += 8;
-        } else if (t.is_float()) {
-            ops.push_back(Operand::def_fixed(def(r), xmm(static_cast<uint8_t>(rf++))));
-        } else {
-            ops.push_back(Operand::def_fixed(def(r), gpr(kIntRetRegs[ri++])));
-        }
-    }
-    MInst& m = emit_v(indirect ? Op::CallInd : Op::Call, ops);
-    m.aux = sym;
-    m.imm = popped;  // the emitter lowers rsp again by what the callee popped
-    for (auto [r, off] : from_area) {
-        Type t = type_of(r);
-        MInst& ld = emit(Op::Load, {Operand::def(def(r))});
-        ld.aux = 2;  // rsp-relative (see emit.cpp)
-        ld.imm = area_off + off;
-        ld.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-        if (t.is_float()) ld.flags |= mflags::kFloat;
-    }
-    return {};
-}
-
 void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
     std::span<const uint32_t> targets = order_.targets_of(*f_.layout.inst_block(inst));
     // Branch arguments are uses at the edge.
@@ -1518,36 +1334,9 @@ void Lowerer::lower_branch(Inst inst, const InstructionData& d) {
     }
 }
 
-std::string Lowerer::lower_return(Inst inst, const InstructionData& d) {
-    auto vals = dfg_.inst_variable_args(inst);
-    const Signature& sig = f_.signature;
-    std::vector<Operand>& ops = operand_list();
-    unsigned ri = 0, rf = 0;
-    int32_t area = 0;
-    for (size_t k = 0; k < vals.size(); ++k) {
-        Type t = type_of(vals[k]);
-        VReg v = use(vals[k]);
-        if (!returned_in_reg(sig, k)) {
-            MInst& st = emit(Op::Store, {Operand::use(v), Operand::use(ret_area_)});
-            st.size = static_cast<uint8_t>(t.is_float() ? t.bytes() : 8);
-            st.imm = area;
-            if (t.is_float()) st.flags |= mflags::kFloat;
-            area += 8;
-            continue;
-        }
-        if (t.is_float()) {
-            ops.push_back(Operand::use_fixed(v, xmm(static_cast<uint8_t>(rf++))));
-            continue;
-        }
-        ArgExt e = k < sig.returns.size() ? sig.returns[k].ext : ArgExt::None;
-        if (e != ArgExt::None && t.bits() < 64) v = ext(v, t.bytes(), 8, e == ArgExt::Sext);
-        ops.push_back(Operand::use_fixed(v, gpr(kIntRetRegs[ri++])));
-    }
-    emit_v(Op::Ret, ops);
-    return {};
-}
-
 }  // namespace
+
+const AbiFacts& abi_facts() { return kAbi; }
 
 const ra::MachineEnv& machine_env() {
     static const ra::MachineEnv env = [] {

@@ -29,6 +29,10 @@ struct VCode : VCodeBase<MInst> {
 std::string lower_function(const Function& func, const Settings& settings, VCode& out, LowerContext& ctx);
 std::string lower_function(const Function& func, const Settings& settings, VCode& out);
 
+/// The calling-convention facts lowering classifies signatures with
+/// (codegen/machinst/abi.h): Heron's convention on System V x86-64.
+const AbiFacts& abi_facts();
+
 /// The allocator's register environment for x86-64 System V.
 const ra::MachineEnv& machine_env();
 
