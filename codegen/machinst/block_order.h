@@ -54,7 +54,7 @@ namespace heron {
 /// the last and a function allocates nothing here once the arrays have
 /// grown. Loops are looked for only when the function has a retreating
 /// edge and the caller did not give its loops (the optimizer's, through
-/// TargetIsa::compile's KnownAnalyses), and then from the reverse postorder
+/// TargetIsa::lower's KnownAnalyses), and then from the reverse postorder
 /// (find_loops), without a CFG, dominator tree or LoopAnalysis; an acyclic
 /// function has no loops and its layout is the VCode order.
 class BlockOrder {

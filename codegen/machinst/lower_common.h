@@ -144,7 +144,7 @@ struct RawBuffer {
 struct LowerContext {
     BlockOrder order;
     /// The current loops of the function being lowered when its caller has
-    /// them (TargetIsa::compile's KnownAnalyses), for the block order.
+    /// them (TargetIsa::lower's KnownAnalyses), for the block order.
     const LoopAnalysis* known_loops = nullptr;
     /// Operands as lowering writes them (filled from the end, see
     /// LowerBase::push): storage whose size only grows; finish_insts copies

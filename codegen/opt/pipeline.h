@@ -39,8 +39,8 @@
 //
 // The backend then lays loops out from the loop analysis (at every level)
 // and branches on a decremented counter's own flags on x86-64 (`sub` +
-// `jne`, codegen/isa/x64/lower.cpp) or with cbnz on AArch64. JITModule and
-// `heron compile/run --opt-level` call Optimizer::run on a copy of the
+// `jne`, codegen/isa/x64/lower.cpp) or with cbnz on AArch64. The compile
+// driver (codegen/context.h) calls Optimizer::run on a copy of the
 // caller's function.
 #pragma once
 
@@ -101,8 +101,8 @@ public:
     uint32_t skipped() const { return pm_.skipped(); }
     /// The loop analysis of the function the last run() optimized, when the
     /// pipeline left it current (null otherwise): valid until that function
-    /// changes or the next run(). Hand it to TargetIsa::compile
-    /// (KnownAnalyses) so the block order need not compute it again.
+    /// changes or the next run(). The compile driver hands it
+    /// to TargetIsa::lower (KnownAnalyses) so the block order need not compute it again.
     const LoopAnalysis* loops() const { return pm_.context().current_loops(); }
 
 private:
