@@ -2,22 +2,7 @@
 // (-> check) -> emit.
 #include "codegen/context.h"
 
-#include "codegen/analysis/cfg.h"
-#include "codegen/analysis/dominator_tree.h"
-
 namespace heron {
-
-std::string_view compile_stage_name(CompileStage stage) {
-    switch (stage) {
-    case CompileStage::Verify: return "verify";
-    case CompileStage::Optimize: return "optimize";
-    case CompileStage::Lower: return "lower";
-    case CompileStage::Allocate: return "allocate";
-    case CompileStage::Check: return "check";
-    case CompileStage::Emit: return "emit";
-    }
-    return "?";
-}
 
 Context::Context(std::shared_ptr<TargetIsa> isa, const CompileOptions& options)
     : isa_(std::move(isa)), options_(options) {

@@ -24,7 +24,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "codegen/ir/function.h"
 #include "codegen/machinst/compiled_code.h"
@@ -37,7 +36,6 @@ namespace heron {
 
 /// The stage a compile failed in.
 enum class CompileStage : uint8_t { Verify, Optimize, Lower, Allocate, Check, Emit };
-std::string_view compile_stage_name(CompileStage stage);
 
 struct CompileError {
     CompileStage stage = CompileStage::Verify;
@@ -77,17 +75,12 @@ public:
     /// The verifier's errors of the last compile (empty unless it failed in
     /// Verify).
     const VerifierErrors& verifier_errors() const { return verifier_errors_; }
-    /// The allocation of the last compile that got past Allocate.
-    const ra::Output& allocation() const { return alloc_; }
     /// The last lowering as text (`heron compile --vcode`).
     std::string vcode_text() const { return isa_->vcode_text(); }
 
     TargetIsa& isa() { return *isa_; }
     const TargetIsa& isa() const { return *isa_; }
-    const std::shared_ptr<TargetIsa>& shared_isa() const { return isa_; }
     const CompileOptions& options() const { return options_; }
-    /// The optimizer (null at opt_level none), for its counts in tests.
-    const Optimizer* optimizer() const { return optimizer_ ? &*optimizer_ : nullptr; }
 
 private:
     std::optional<CompileError> fail(CompileStage stage, std::string message);
