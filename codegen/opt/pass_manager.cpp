@@ -267,6 +267,7 @@ uint8_t scan_pass_needs(const Function& func, uint8_t wanted) {
         if (last && func.dfg[*last].opcode == Opcode::Brif) found |= pass_needs::kEntryBrif;
     }
     if ((wanted & pass_needs::kSelfCall) && declares_self(func)) found |= pass_needs::kSelfCall;
+    if ((wanted & pass_needs::kStackSlot) && !func.stack_slots.empty()) found |= pass_needs::kStackSlot;
     if ((found & kWalked) == kWalked) return found & wanted;
     for (Block b : func.layout.blocks()) {
         const PackedOption<Inst> first = func.layout.first_inst(b);

@@ -215,7 +215,9 @@ inline constexpr uint8_t kEntryBrif = 4;
 /// A declaration `fnN` naming the function itself (tail_accumulate.h):
 /// found from the declarations alone.
 inline constexpr uint8_t kSelfCall = 8;
-inline constexpr uint8_t kAll = kCycle | kForwarder | kEntryBrif | kSelfCall;
+/// A stack slot: found from the declarations alone.
+inline constexpr uint8_t kStackSlot = 16;
+inline constexpr uint8_t kAll = kCycle | kForwarder | kEntryBrif | kSelfCall | kStackSlot;
 }  // namespace pass_needs
 
 /// The pass_needs in `wanted` that a function has, found in one walk over

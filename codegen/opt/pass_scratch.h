@@ -112,6 +112,56 @@ struct DceScratch {
     std::vector<Block> stack;
 };
 
+/// mem2reg (mem2reg.cpp): the slot and offset each address value points
+/// at (slot + 1; 0: none), which slots may go, the accesses found and the
+/// instruction each one is (index + 1), the cells' types, liveness marks by
+/// block, the parameters wanted and added (by block: a range), the renaming
+/// walk's current values, undo log and stack, the trivial parameters' work
+/// list and users, and the address instructions to remove.
+struct Mem2RegScratch {
+    struct Address {
+        uint32_t slot = 0;
+        int64_t offset = 0;
+    };
+    struct Access {
+        Inst inst;
+        uint32_t slot;
+        int64_t offset;
+        uint32_t order;  // in the walk
+        uint32_t var;    // the cell, or ~0u when the slot stays
+        Type type;       // the loaded or stored value's
+        uint8_t bytes;
+        bool store;
+        bool big;
+    };
+    struct Param {
+        uint32_t var;
+        Value value;
+        Block block;
+    };
+    std::vector<Address> address;
+    std::vector<uint8_t> slot_ok;
+    std::vector<Access> accesses;
+    std::vector<uint32_t> access_of;
+    std::vector<Type> var_type;
+    std::vector<uint32_t> var_first;  // its first access
+    std::vector<uint32_t> live, defs;
+    std::vector<Block> work;
+    std::vector<std::pair<Block, uint32_t>> wanted;
+    std::vector<std::pair<uint32_t, uint32_t>> block_params;
+    std::vector<Param> params;
+    std::vector<uint32_t> param_of;
+    std::vector<Value> current;
+    std::vector<std::pair<uint32_t, Value>> undo;
+    std::vector<std::pair<Block, uint32_t>> walk;
+    std::vector<uint32_t> trivial;
+    std::vector<uint8_t> removed;
+    std::vector<std::vector<uint32_t>> users;
+    std::vector<Inst> address_insts;
+    std::vector<uint32_t> slot_map;
+    std::vector<uint8_t> table_used;
+};
+
 struct PassScratch {
     LoopFormScratch loop_form;
     CountDownScratch count_down;
@@ -121,6 +171,7 @@ struct PassScratch {
     SplitEntryScratch split_entry;
     GvnScratch gvn;
     DceScratch dce;
+    Mem2RegScratch mem2reg;
 };
 
 }  // namespace heron

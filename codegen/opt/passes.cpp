@@ -6,6 +6,7 @@
 #include "codegen/opt/gvn.h"
 #include "codegen/opt/licm.h"
 #include "codegen/opt/loop_form.h"
+#include "codegen/opt/mem2reg.h"
 #include "codegen/opt/pass_manager.h"
 #include "codegen/opt/split_entry.h"
 #include "codegen/opt/structurize.h"
@@ -97,6 +98,12 @@ const Pass kPasses[] = {
     // the old one: every analysis goes.
     {"tail-accumulate", "self-calls whose results are returned, alone or combined by iadd/imul/band/bor/bxor, become a loop (with an accumulator)",
      {}, {}, {Property::CfgValid}, run_counting<accumulate_tail_calls>, pass_needs::kSelfCall},
+    // Adds block parameters and branch arguments, removes accesses and
+    // slots: no edge changes, so the CFG, dominator tree and loops stay.
+    {"mem2reg", "stack slots only loaded and stored at constant offsets become SSA values (block parameters)",
+     {Property::CfgValid, Property::DomTreeValid}, {},
+     {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured}, run_counting<promote_stack_slots>,
+     pass_needs::kStackSlot},
     // Rewrites instructions in place and adds constants; a brif it makes a
     // jump drops the CFG (the pass invalidates it itself), so the shapes
     // built on it go whenever it changes anything.

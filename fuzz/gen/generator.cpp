@@ -162,9 +162,18 @@ private:
         Block exit;
         std::vector<Type> exit_types;
     };
+    /// A slot used like a frontend's local variables: each cell (offset,
+    /// type, byte order) is only ever accessed as itself (mem2reg can
+    /// promote it). Empty `cells`: any access anywhere in the slot.
+    struct Cell {
+        uint32_t offset;
+        Type type;
+        bool big;
+    };
     struct Slot {
         StackSlot ss;
         uint32_t size;
+        std::vector<Cell> cells;
     };
     struct Import {
         FuncRef fn;
@@ -922,7 +931,8 @@ private:
             data.align = e_.pick(kAligns);
             if (e_.chance(10)) data.key = e_.u64();
             StackSlot ss = f_.create_stack_slot(data);
-            slots_.push_back({ss, data.size});
+            Slot slot{ss, data.size, {}};
+            const bool locals = e_.chance(40);
             Value base = cur_.ins().stack_addr(types::I64, ss);
             uint32_t off = 0;
             while (off < data.size) {
@@ -934,9 +944,11 @@ private:
                 flags.set(MemFlags::Notrap);
                 if (off % w == 0 && e_.chance(50)) flags.set(MemFlags::Aligned);
                 if (e_.chance(20)) flags.set(e_.chance(50) ? MemFlags::Big : MemFlags::Little);
+                if (locals) slot.cells.push_back({off, t, flags.has(MemFlags::Big)});
                 cur_.ins().store(flags, get(t), base, static_cast<int32_t>(off));
                 off += w;
             }
+            slots_.push_back(std::move(slot));
         }
     }
 
@@ -971,8 +983,61 @@ private:
         }
     }
 
+    /// An access to one cell of a locals slot, as the cell's type, or as a
+    /// narrow load or store of a wider integer.
+    void gen_local_access(const Slot& slot) {
+        const Cell c = slot.cells[e_.below(static_cast<uint32_t>(slot.cells.size()))];
+        const unsigned w = c.type.bytes();
+        const bool load = e_.chance(50);
+        Type t = c.type;
+        Opcode op = load ? Opcode::Load : Opcode::Store;
+        if (c.type.is_int() && w < 8 && e_.chance(50)) {
+            t = Type::int_with_bits(w == 4 ? 64 : w == 2 ? (e_.chance(50) ? 32 : 64) : (e_.chance(50) ? 16 : 32));
+            if (load) {
+                const bool sign = e_.chance(50);
+                op = w == 1 ? (sign ? Opcode::Sload8 : Opcode::Uload8)
+                     : w == 2 ? (sign ? Opcode::Sload16 : Opcode::Uload16)
+                              : (sign ? Opcode::Sload32 : Opcode::Uload32);
+            } else {
+                op = w == 1 ? Opcode::Istore8 : w == 2 ? Opcode::Istore16 : Opcode::Istore32;
+            }
+        }
+        // The address: stack_addr at some base in the slot, sometimes moved
+        // by an iadd of a constant, and the rest in the access's offset.
+        const uint32_t base = e_.chance(50) ? 0 : e_.below(slot.size);
+        Value addr = cur_.ins().stack_addr(types::I64, slot.ss, static_cast<int32_t>(base));
+        int64_t rest = int64_t{c.offset} - base;
+        if (e_.chance(20)) {
+            const int64_t step = static_cast<int64_t>(e_.below(17)) - 8;
+            addr = binary(Opcode::Iadd, addr, iconst(types::I64, static_cast<uint64_t>(step)));
+            rest -= step;
+        }
+        MemFlags flags;
+        flags.set(MemFlags::Notrap);
+        if (c.offset % w == 0 && e_.chance(30)) flags.set(MemFlags::Aligned);
+        if (c.big) flags.set(MemFlags::Big);
+        InstructionData d;
+        d.opcode = op;
+        d.offset = static_cast<int32_t>(rest);
+        d.flags = flags;
+        if (load) {
+            d.type = t;
+            d.args[0] = addr;
+            def(build1(d, t));
+            return;
+        }
+        d.args[0] = get(t);
+        d.args[1] = addr;
+        build(d, t);
+    }
+
     void gen_memory() {
-        const Slot slot = slots_[e_.below(static_cast<uint32_t>(slots_.size()))];
+        const Slot& chosen = slots_[e_.below(static_cast<uint32_t>(slots_.size()))];
+        if (!chosen.cells.empty()) {
+            gen_local_access(chosen);
+            return;
+        }
+        const Slot slot = chosen;
         Access acc = rand_access();
         if (acc.bytes > slot.size) acc = {e_.chance(50) ? Opcode::Load : Opcode::Store, types::I8, 1};
         uint32_t span = slot.size - acc.bytes;  // last valid start offset
