@@ -63,7 +63,8 @@ constexpr const char* kUsage =
     "                                   call a function (default: %main, or the first one)\n"
     "                                   with ARGS typed by its signature; print its results.\n"
     "                                   JIT-compiled unless --interp. FILE.hn: a program in\n"
-    "                                   the small language (docs/lang.md), default fn main\n"
+    "                                   the small language (docs/lang.md), default fn main;\n"
+    "                                   --locals-in-slots keeps its variables in stack slots\n"
     "  --regalloc linear-scan|single-pass (run, compile) the register allocator; single-pass\n"
     "                                   compiles faster, its code is slower (default linear-scan)\n"
     "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode] [--check]\n"
@@ -210,7 +211,7 @@ int cmd_verify(const std::vector<std::string>& args) {
 
 int cmd_run(const std::vector<std::string>& args) {
     std::string path, fn;
-    bool show_time = false, interp_only = false;
+    bool show_time = false, interp_only = false, locals_in_slots = false;
     std::optional<OptLevel> opt_flag;
     std::string flag_error;
     std::vector<std::string> values;
@@ -227,6 +228,8 @@ int cmd_run(const std::vector<std::string>& args) {
             show_time = true;
         } else if (args[i] == "--interp") {
             interp_only = true;
+        } else if (args[i] == "--locals-in-slots") {
+            locals_in_slots = true;
         } else if (path.empty()) {
             path = args[i];
         } else {
@@ -243,7 +246,13 @@ int cmd_run(const std::vector<std::string>& args) {
             std::cerr << path << ": --interp runs CLIF files only\n";
             return 2;
         }
-        return lang::run_file(path, fn, show_time, values, opt_flag.value_or(OptLevel::None));
+        lang::CodegenOptions codegen;
+        codegen.locals_in_slots = locals_in_slots;
+        return lang::run_file(path, fn, show_time, values, opt_flag.value_or(OptLevel::None), codegen);
+    }
+    if (locals_in_slots) {
+        std::cerr << path << ": --locals-in-slots applies to .hn programs only\n";
+        return 2;
     }
     ParseOutcome parsed;
     if (!load(path, parsed) || !verify_file(path, parsed.file)) return 1;

@@ -4,6 +4,8 @@
 //   let x = e / x = e        declare_var + def_var / def_var (a new
 //                            Variable per `let`, so inner lets shadow)
 //   x                        use_var
+//   (with locals_in_slots, as a naive frontend: a stack slot per variable,
+//   `store` for each definition, `stack_addr` + `load` for each use)
 //   if c { } else { }        brif to two sealed blocks, then a merge
 //   while c { }              LoopScopes: begin_loop, loop_while, end_loop
 //                            (a condition with && or || makes blocks of its
@@ -100,15 +102,19 @@ struct TV {
     ValType t = ValType::I64;
 };
 
+/// A language variable: a frontend Variable, or with
+/// CodegenOptions::locals_in_slots a stack slot of its own.
 struct Var {
     Variable var;
     ValType t;
+    PackedOption<StackSlot> slot;
 };
 
 class FnCompiler {
 public:
-    FnCompiler(FunctionBuilder& b, const Globals& g, CompiledFunction& out, std::optional<Diagnostic>& err)
-        : b_(b), g_(g), out_(out), err_(err) {}
+    FnCompiler(FunctionBuilder& b, const Globals& g, CompiledFunction& out, std::optional<Diagnostic>& err,
+               const CodegenOptions& options)
+        : b_(b), g_(g), out_(out), err_(err), options_(options) {}
 
     /// Builds the body of a function whose entry block parameters are
     /// `params`. `ret` is the return type; for the REPL's statements it is
@@ -124,9 +130,9 @@ public:
         for (size_t i = 0; i < params.size(); ++i) {
             const Param& p = params[i];
             if (scopes_.back().count(p.name)) return fail(p.loc, "parameter '" + p.name + "' appears twice");
-            Variable v = b_.declare_var(ir_type(p.type));
-            b_.def_var(v, b_.block_params(entry)[i]);
-            scopes_.back()[p.name] = Var{v, p.type};
+            Var v = new_var(p.type);
+            set(v, b_.block_params(entry)[i]);
+            scopes_.back()[p.name] = v;
         }
         for (size_t i = 0; i < body.size() && !err_; ++i) {
             const Stmt& s = *body[i];
@@ -219,6 +225,24 @@ private:
         }
     }
 
+    // --- variables: SSA through the frontend, or slots ------------------------
+
+    Var new_var(ValType t) {
+        if (!options_.locals_in_slots) return Var{b_.declare_var(ir_type(t)), t, {}};
+        StackSlotData d;
+        d.size = 8;
+        d.align = 8;
+        return Var{Variable(), t, b_.create_sized_stack_slot(d)};
+    }
+    void set(const Var& v, Value x) {
+        if (!v.slot) return b_.def_var(v.var, x);
+        b_.ins().store(MemFlags::trusted(), x, b_.ins().stack_addr(types::I64, *v.slot));
+    }
+    Value get(const Var& v) {
+        if (!v.slot) return b_.use_var(v.var);
+        return b_.ins().load(ir_type(v.t), MemFlags::trusted(), b_.ins().stack_addr(types::I64, *v.slot));
+    }
+
     void let_stmt(const Stmt& s) {
         TV v = expr(*s.e1);
         if (err_) return;
@@ -226,9 +250,9 @@ private:
             return fail(s.e1->loc, "'" + s.name + "' is declared " + val_type_name(s.type) + " but its value is " +
                                        val_type_name(v.t));
         }
-        Variable var = b_.declare_var(ir_type(v.t));
-        b_.def_var(var, v.v);
-        scopes_.back()[s.name] = Var{var, v.t};
+        Var var = new_var(v.t);
+        set(var, v.v);
+        scopes_.back()[s.name] = var;
     }
 
     void assign(const Stmt& s) {
@@ -238,7 +262,7 @@ private:
         TV v = expr(*s.e1);
         if (err_) return;
         if (s.op != Tok::Assign) {
-            TV old{b_.use_var(target.var), target.t};
+            TV old{get(target), target.t};
             v = arith(s.op, old, v, s.loc);
             if (err_) return;
         }
@@ -246,7 +270,7 @@ private:
             return fail(s.e1->loc, "'" + s.name + "' is " + val_type_name(target.t) + " but the value is " +
                                        val_type_name(v.t));
         }
-        b_.def_var(target.var, v.v);
+        set(target, v.v);
     }
 
     void if_stmt(const Stmt& s) {
@@ -301,18 +325,18 @@ private:
         if (lo.t != ValType::I64 || hi.t != ValType::I64) {
             return fail(lo.t != ValType::I64 ? s.e1->loc : s.e2->loc, "a for range needs i64 bounds");
         }
-        Variable counter = b_.declare_var(types::I64), bound = b_.declare_var(types::I64);
-        b_.def_var(counter, lo.v);
-        b_.def_var(bound, hi.v);
+        Var counter = new_var(ValType::I64), bound = new_var(ValType::I64);
+        set(counter, lo.v);
+        set(bound, hi.v);
         if (!check_loop(loops_.begin_loop(b_), s.loc)) return;
-        Value c = b_.ins().icmp(IntCC::Slt, b_.use_var(counter), b_.use_var(bound));
+        Value c = b_.ins().icmp(IntCC::Slt, get(counter), get(bound));
         if (!check(loops_.loop_while(b_, c), s.loc)) return;
         scopes_.emplace_back();
-        Variable i = b_.declare_var(types::I64);
-        Value cur = b_.use_var(counter);
-        b_.def_var(i, cur);
-        b_.def_var(counter, b_.ins().iadd_imm(cur, 1));
-        scopes_.back()[s.name] = Var{i, ValType::I64};
+        Var i = new_var(ValType::I64);
+        Value cur = get(counter);
+        set(i, cur);
+        set(counter, b_.ins().iadd_imm(cur, 1));
+        scopes_.back()[s.name] = i;
         block(s.body);
         scopes_.pop_back();
         if (err_) return;
@@ -416,7 +440,7 @@ private:
                 fail(e.loc, "unknown variable '" + e.name + "'");
                 return {};
             }
-            return {b_.use_var(v->var), v->t};
+            return {get(*v), v->t};
         }
         case Expr::Kind::Unary: return unary(e);
         case Expr::Kind::Binary: return binary(e);
@@ -510,10 +534,10 @@ private:
 
     TV short_circuit(const Expr& e) {
         bool is_and = e.op == Tok::AndAnd;
-        Variable t = b_.declare_var(types::I64);
+        Var t = new_var(ValType::I64);
         Value l = truth(*e.args[0]);
         if (err_) return {};
-        b_.def_var(t, l);
+        set(t, l);
         Block rhs = b_.create_block(), merge = b_.create_block();
         if (is_and) b_.ins().brif(l, rhs, merge);
         else b_.ins().brif(l, merge, rhs);
@@ -521,11 +545,11 @@ private:
         b_.switch_to_block(rhs);
         Value r = truth(*e.args[1]);
         if (err_) return {};
-        b_.def_var(t, r);
+        set(t, r);
         b_.ins().jump(merge);
         b_.seal_block(merge);
         b_.switch_to_block(merge);
-        return {b_.use_var(t), ValType::I64};
+        return {get(t), ValType::I64};
     }
 
     /// 0 or 1 as i64.
@@ -622,6 +646,7 @@ private:
     const Globals& g_;
     CompiledFunction& out_;
     std::optional<Diagnostic>& err_;
+    const CodegenOptions& options_;
     ValType ret_ = ValType::I64;
     std::vector<std::map<std::string, Var>> scopes_;
     LoopScopes loops_;
@@ -661,7 +686,8 @@ std::optional<Callee> callee_of(const std::string& name, const Signature& sig) {
 
 }  // namespace
 
-CodegenResult compile(const Program& prog, const Environment& env, const std::string& stmts_name) {
+CodegenResult compile(const Program& prog, const Environment& env, const std::string& stmts_name,
+                      const CodegenOptions& options) {
     CodegenResult res;
     Globals g;
     for (const auto& [name, sig] : env) {
@@ -694,7 +720,7 @@ CodegenResult compile(const Program& prog, const Environment& env, const std::st
         cf.func = std::make_unique<Function>(ExternalName::testcase(name), signature_of(ptypes, ret));
         cf.srcmap.function = loc;
         FunctionBuilder b(*cf.func, ctx);
-        FnCompiler fc(b, g, cf, res.error);
+        FnCompiler fc(b, g, cf, res.error, options);
         fc.function(params, body, ret, infer, res.has_value, res.value_type);
         if (res.error) return false;
         if (infer) {

@@ -40,9 +40,19 @@ struct CodegenResult {
     ValType value_type = ValType::I64;
 };
 
+struct CodegenOptions {
+    /// Every variable lives in a stack slot of its own, stored at each
+    /// definition and loaded at each use (`stack_addr` each time), the way
+    /// a naive frontend writes IR; the optimizer's mem2reg makes values of
+    /// them again. Off: variables go through the FunctionBuilder's SSA
+    /// construction.
+    bool locals_in_slots = false;
+};
+
 /// Compiles every function of `prog` and, if it has statements, a function
 /// of no parameters running them (named `stmts_name` + "_" + its type).
-CodegenResult compile(const Program& prog, const Environment& env, const std::string& stmts_name = "__lang_expr");
+CodegenResult compile(const Program& prog, const Environment& env, const std::string& stmts_name = "__lang_expr",
+                      const CodegenOptions& options = {});
 
 /// The IR signature of a language function.
 Signature signature_of(const std::vector<ValType>& params, ValType ret);

@@ -52,7 +52,7 @@ std::string format_value(const DataValue& v) {
 }  // namespace
 
 int run_file(const std::string& path, const std::string& fn_name, bool show_time, const std::vector<std::string>& args,
-             OptLevel opt) {
+             OptLevel opt, const CodegenOptions& codegen) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         std::cerr << path << ": cannot read\n";
@@ -67,7 +67,7 @@ int run_file(const std::string& path, const std::string& fn_name, bool show_time
         std::cerr << format_error(path, *parsed.error) << "\n";
         return 1;
     }
-    CodegenResult code = compile(parsed.program, {});
+    CodegenResult code = compile(parsed.program, {}, "__lang_expr", codegen);
     if (code.error) {
         std::cerr << format_error(path, *code.error) << "\n";
         return 1;
