@@ -264,6 +264,15 @@ private:
         return sd < 0 ? emit(Opcode::Ineg, t, r) : r;
     }
 
+    /// What x /s 2^k adds to x before shifting, so that the shift rounds
+    /// toward zero: 2^k - 1 for a negative x, else 0
+    /// ((x >>s (N-1)) >>u (N-k); for k = 1 just x >>u (N-1)).
+    Value shift_bias(Type t, Value x, unsigned k) {
+        const unsigned n = t.bits();
+        const Value sign = k == 1 ? x : emit(Opcode::Sshr, t, x, materialize(t, n - 1));
+        return emit(Opcode::Ushr, t, sign, materialize(t, n - k));
+    }
+
     /// The current instruction's one result becomes the constant `bits`:
     /// an available equal constant, or the instruction itself rewritten.
     void become_constant(uint64_t bits) {
@@ -400,8 +409,9 @@ private:
         auto emit2 = [&](Opcode op, Value a, Value b) { return emit(op, T, a, b); };
         auto udiv_by = [&](uint64_t k) { return udiv_magic(T, x, k); };
         auto sdiv_by = [&](uint64_t k) { return sdiv_magic(T, x, k); };
+        auto sbias = [&](unsigned k) { return shift_bias(T, x, k); };
         (void)same, (void)konst, (void)rewrite, (void)rewrite_cc, (void)take, (void)K, (void)type_of;
-        (void)emit2, (void)udiv_by, (void)sdiv_by;
+        (void)emit2, (void)udiv_by, (void)sdiv_by, (void)sbias;
         using namespace interp;
         switch (d.opcode) {
         default: break;

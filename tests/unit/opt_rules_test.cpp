@@ -288,6 +288,16 @@ std::vector<RuleCase> rule_cases() {
                      },
                      false, true});
     }
+    // (x - y) == 0 and != 0 compare x and y.
+    for (IntCC cc : {IntCC::Eq, IntCC::Ne}) {
+        const uint8_t code = static_cast<uint8_t>(cc);
+        v.push_back({"icmp " + std::string(intcc_name(cc)) + " (x - y), 0",
+                     [code](FuncCursor& c, Type t, Value x, Value y, uint64_t, uint64_t) {
+                         Value d = op2(c, Opcode::Isub, t, x, y);
+                         return std::vector<Value>{op2(c, Opcode::Icmp, t, d, k(c, t, 0), code)};
+                     },
+                     true, false, false});
+    }
     v.push_back({"ineg ineg", [](FuncCursor& c, Type t, Value x, Value, uint64_t, uint64_t) {
                      return std::vector<Value>{op1(c, Opcode::Ineg, t, op1(c, Opcode::Ineg, t, x))};
                  },
