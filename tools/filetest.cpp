@@ -6,9 +6,12 @@
 //   verifier    each `; error: TEXT` must match a verifier error on its line,
 //               and no error may land on an unannotated line
 //   cat, print  the function must print, re-parse and print identically
+//   the others  filetest_kinds.h (domtree, loops, structure, optimize,
+//               compile)
 #include "tools/filetest.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -102,7 +105,7 @@ private:
     void check_run(const RunCommand& cmd, const InterpOutcome& r, uint32_t line, const char* label);
     void run_on_jit(const TestFile& file);
     /// The kinds of filetest_kinds.h, in the order of the `test` lines.
-    void run_analysis_kinds(const TestFile& file);
+    void run_analysis_kinds(const TestFile& file, std::string_view text);
 
     std::string path_;
     const FileTestOptions& opts_;
@@ -172,9 +175,10 @@ FileTestStats FileRun::run(std::string_view text) {
             }
         }
     }
-    run_analysis_kinds(file);
+    run_analysis_kinds(file, text);
     for (const std::string& k : kinds) {
-        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops", "structure", "optimize"};
+        static const std::set<std::string> known = {"verifier", "cat",     "print",     "interpret", "run",
+                                                    "domtree",  "loops",   "structure", "optimize",  "compile"};
         if (known.count(k)) continue;
         out_ += path_ + ": note: test kind '" + k + "' is not supported yet (skipped)\n";
         ++stats_.skipped;
@@ -182,10 +186,23 @@ FileTestStats FileRun::run(std::string_view text) {
     return stats_;
 }
 
-void FileRun::run_analysis_kinds(const TestFile& file) {
+void FileRun::run_analysis_kinds(const TestFile& file, std::string_view text) {
     KindReport report{path_, out_, stats_};
     for (const std::string& t : file.tests) {
         const std::string kind = first_word(t);
+        if (kind == "compile") {
+            const auto blessed = run_compile_kind(text, file, trim(std::string_view(t).substr(kind.size())),
+                                                  opts_.bless, report);
+            if (!blessed) continue;
+            std::ofstream o(path_, std::ios::binary | std::ios::trunc);
+            o << *blessed;
+            if (!o.flush()) {
+                fail(0, "cannot write the blessed listings");
+            } else {
+                out_ += path_ + ": note: precise listings rewritten (HERON_TEST_BLESS)\n";
+            }
+            continue;
+        }
         for (const ParsedFunction& pf : file.functions) {
             if (kind == "domtree") run_domtree_kind(pf, report);
             if (kind == "loops") run_loops_kind(pf, report);
@@ -454,6 +471,8 @@ std::vector<std::string> collect_test_files(const std::vector<std::string>& path
 
 int run_test_command(const std::vector<std::string>& args) {
     FileTestOptions opts;
+    const char* bless = std::getenv("HERON_TEST_BLESS");
+    opts.bless = bless && *bless && std::string_view(bless) != "0";
     std::vector<std::string> paths;
     for (const std::string& a : args) {
         if (a.rfind("--opt-level=", 0) == 0) {
