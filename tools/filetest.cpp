@@ -447,6 +447,41 @@ FileTestStats run_file_test(std::string_view path, std::string_view text, const 
     return run.run(text);
 }
 
+namespace {
+
+/// Appends the *.clif files under `dir` to `found`. Every entry the walk
+/// cannot read (a folder without permission, a dangling or looping link)
+/// is an error naming its path: a test folder that is not fully read must
+/// not pass as a smaller one. Links to folders are not followed.
+void collect_folder(const std::filesystem::path& dir, std::vector<std::string>& found, std::string& errors) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) {
+        errors += dir.string() + ": cannot read the folder: " + ec.message() + "\n";
+        return;
+    }
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        const fs::path path = it->path();
+        std::error_code link_ec, target_ec;
+        const bool link = fs::is_symlink(fs::symlink_status(path, link_ec));
+        const fs::file_status target = fs::status(path, target_ec);
+        if (target_ec || !fs::exists(target)) {
+            errors += path.string() + (link ? ": dangling link" : ": cannot read") +
+                      (target_ec ? ": " + target_ec.message() : std::string()) + "\n";
+            continue;
+        }
+        if (fs::is_directory(target)) {
+            if (!link) collect_folder(path, found, errors);
+        } else if (fs::is_regular_file(target) && path.extension() == ".clif") {
+            found.push_back(path.string());
+        }
+    }
+    if (ec) errors += dir.string() + ": cannot read the folder: " + ec.message() + "\n";
+}
+
+}  // namespace
+
 std::vector<std::string> collect_test_files(const std::vector<std::string>& paths, std::string& errors) {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
@@ -454,10 +489,7 @@ std::vector<std::string> collect_test_files(const std::vector<std::string>& path
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
             std::vector<std::string> found;
-            for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
-                 it.increment(ec)) {
-                if (it->is_regular_file() && it->path().extension() == ".clif") found.push_back(it->path().string());
-            }
+            collect_folder(p, found, errors);
             std::sort(found.begin(), found.end());
             files.insert(files.end(), found.begin(), found.end());
         } else if (fs::exists(p, ec)) {
@@ -499,7 +531,7 @@ int run_test_command(const std::vector<std::string>& args) {
     FileTestStats total;
     if (!errors.empty()) {
         std::cout << errors;
-        ++total.failed;
+        total.failed += static_cast<uint64_t>(std::count(errors.begin(), errors.end(), '\n'));
     }
     for (const std::string& f : files) {
         std::ifstream in(f, std::ios::binary);

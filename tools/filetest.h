@@ -51,7 +51,10 @@ struct FileTestOptions {
 FileTestStats run_file_test(std::string_view path, std::string_view text, const FileTestOptions& opts,
                             std::string& out);
 
-/// Expands directories into their *.clif files (recursively, sorted).
+/// Expands directories into their *.clif files (recursively, sorted). Paths
+/// that do not exist and folder entries that cannot be read (a folder
+/// without permission, a dangling link) are appended to `errors`, one line
+/// each naming the path.
 std::vector<std::string> collect_test_files(const std::vector<std::string>& paths, std::string& errors);
 
 /// `heron test [--opt-level=none|speed] PATH...`: runs every file, prints
