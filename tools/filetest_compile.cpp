@@ -34,12 +34,6 @@
 namespace heron::tools {
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
-
 std::string_view trim_right(std::string_view s) {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
     return s;
@@ -207,6 +201,18 @@ std::optional<std::string> run_compile_kind(std::string_view text, const TestFil
         else if (w == "vcode") vcode = true;
         else if (w != "disasm") {
             report.fail(1, "compile: unknown word '" + std::string(w) + "' on the `test compile` line (disasm, vcode, precise)");
+            return std::nullopt;
+        }
+    }
+    if (precise) {
+        size_t lines_with_precise = 0;
+        for (const std::string& t : file.tests) {
+            const std::vector<std::string_view> w = words(t);
+            lines_with_precise += !w.empty() && w[0] == "compile" && std::count(w.begin(), w.end(), "precise");
+        }
+        if (lines_with_precise > 1) {
+            report.fail(1, "compile: more than one `test compile precise` line (the listings after a function "
+                           "are one output)");
             return std::nullopt;
         }
     }

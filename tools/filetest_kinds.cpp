@@ -21,6 +21,12 @@
 
 namespace heron::tools {
 
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
 void KindReport::fail(uint32_t line, const std::string& msg) {
     out += std::string(path);
     if (line) out += ":" + std::to_string(line);

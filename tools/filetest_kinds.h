@@ -27,6 +27,9 @@
 
 namespace heron::tools {
 
+/// `s` without leading blanks and without trailing blanks and '\r'.
+std::string_view trim(std::string_view s);
+
 struct KindReport {
     std::string_view path;
     std::string& out;

@@ -80,6 +80,10 @@ TEST(FileTestCompile, BadTargetLinesAreLocatedErrors) {
     s = run(std::string("test compile precise\ntarget x86_64\ntarget aarch64\n") + kAdd, out);
     EXPECT_EQ(s.failed, 1u) << out;
     EXPECT_NE(out.find("t.clif:3: compile: `test compile precise` takes exactly one"), std::string::npos) << out;
+    out.clear();
+    s = run(std::string("test compile precise\ntest compile precise vcode\ntarget x86_64\n") + kAdd, out);
+    EXPECT_EQ(s.failed, 2u) << out;  // once per line
+    EXPECT_NE(out.find("more than one `test compile precise` line"), std::string::npos) << out;
 }
 
 TEST(FileTestCompile, ExpectedCompileErrorsMatch) {
