@@ -6,9 +6,12 @@
 //   verifier    each `; error: TEXT` must match a verifier error on its line,
 //               and no error may land on an unannotated line
 //   cat, print  the function must print, re-parse and print identically
+//   the others  filetest_kinds.h (domtree, loops, structure, optimize,
+//               compile)
 #include "tools/filetest.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -30,12 +33,6 @@
 
 namespace heron::tools {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -102,7 +99,7 @@ private:
     void check_run(const RunCommand& cmd, const InterpOutcome& r, uint32_t line, const char* label);
     void run_on_jit(const TestFile& file);
     /// The kinds of filetest_kinds.h, in the order of the `test` lines.
-    void run_analysis_kinds(const TestFile& file);
+    void run_analysis_kinds(const TestFile& file, std::string_view text);
 
     std::string path_;
     const FileTestOptions& opts_;
@@ -172,9 +169,10 @@ FileTestStats FileRun::run(std::string_view text) {
             }
         }
     }
-    run_analysis_kinds(file);
+    run_analysis_kinds(file, text);
     for (const std::string& k : kinds) {
-        static const std::set<std::string> known = {"verifier", "cat", "print", "interpret", "run", "domtree", "loops", "structure", "optimize"};
+        static const std::set<std::string> known = {"verifier", "cat",     "print",     "interpret", "run",
+                                                    "domtree",  "loops",   "structure", "optimize",  "compile"};
         if (known.count(k)) continue;
         out_ += path_ + ": note: test kind '" + k + "' is not supported yet (skipped)\n";
         ++stats_.skipped;
@@ -182,10 +180,23 @@ FileTestStats FileRun::run(std::string_view text) {
     return stats_;
 }
 
-void FileRun::run_analysis_kinds(const TestFile& file) {
+void FileRun::run_analysis_kinds(const TestFile& file, std::string_view text) {
     KindReport report{path_, out_, stats_};
     for (const std::string& t : file.tests) {
         const std::string kind = first_word(t);
+        if (kind == "compile") {
+            const auto blessed = run_compile_kind(text, file, trim(std::string_view(t).substr(kind.size())),
+                                                  opts_.bless, report);
+            if (!blessed) continue;
+            std::ofstream o(path_, std::ios::binary | std::ios::trunc);
+            o << *blessed;
+            if (!o.flush()) {
+                fail(0, "cannot write the blessed listings");
+            } else {
+                out_ += path_ + ": note: precise listings rewritten (HERON_TEST_BLESS)\n";
+            }
+            continue;
+        }
         for (const ParsedFunction& pf : file.functions) {
             if (kind == "domtree") run_domtree_kind(pf, report);
             if (kind == "loops") run_loops_kind(pf, report);
@@ -430,6 +441,41 @@ FileTestStats run_file_test(std::string_view path, std::string_view text, const 
     return run.run(text);
 }
 
+namespace {
+
+/// Appends the *.clif files under `dir` to `found`. Every entry the walk
+/// cannot read (a folder without permission, a dangling or looping link)
+/// is an error naming its path: a test folder that is not fully read must
+/// not pass as a smaller one. Links to folders are not followed.
+void collect_folder(const std::filesystem::path& dir, std::vector<std::string>& found, std::string& errors) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) {
+        errors += dir.string() + ": cannot read the folder: " + ec.message() + "\n";
+        return;
+    }
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        const fs::path path = it->path();
+        std::error_code link_ec, target_ec;
+        const bool link = fs::is_symlink(fs::symlink_status(path, link_ec));
+        const fs::file_status target = fs::status(path, target_ec);
+        if (target_ec || !fs::exists(target)) {
+            errors += path.string() + (link ? ": dangling link" : ": cannot read") +
+                      (target_ec ? ": " + target_ec.message() : std::string()) + "\n";
+            continue;
+        }
+        if (fs::is_directory(target)) {
+            if (!link) collect_folder(path, found, errors);
+        } else if (fs::is_regular_file(target) && path.extension() == ".clif") {
+            found.push_back(path.string());
+        }
+    }
+    if (ec) errors += dir.string() + ": cannot read the folder: " + ec.message() + "\n";
+}
+
+}  // namespace
+
 std::vector<std::string> collect_test_files(const std::vector<std::string>& paths, std::string& errors) {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
@@ -437,10 +483,7 @@ std::vector<std::string> collect_test_files(const std::vector<std::string>& path
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
             std::vector<std::string> found;
-            for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
-                 it.increment(ec)) {
-                if (it->is_regular_file() && it->path().extension() == ".clif") found.push_back(it->path().string());
-            }
+            collect_folder(p, found, errors);
             std::sort(found.begin(), found.end());
             files.insert(files.end(), found.begin(), found.end());
         } else if (fs::exists(p, ec)) {
@@ -454,6 +497,8 @@ std::vector<std::string> collect_test_files(const std::vector<std::string>& path
 
 int run_test_command(const std::vector<std::string>& args) {
     FileTestOptions opts;
+    const char* bless = std::getenv("HERON_TEST_BLESS");
+    opts.bless = bless && *bless && std::string_view(bless) != "0";
     std::vector<std::string> paths;
     for (const std::string& a : args) {
         if (a.rfind("--opt-level=", 0) == 0) {
@@ -480,7 +525,7 @@ int run_test_command(const std::vector<std::string>& args) {
     FileTestStats total;
     if (!errors.empty()) {
         std::cout << errors;
-        ++total.failed;
+        total.failed += static_cast<uint64_t>(std::count(errors.begin(), errors.end(), '\n'));
     }
     for (const std::string& f : files) {
         std::ifstream in(f, std::ios::binary);

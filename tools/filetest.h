@@ -40,14 +40,21 @@ struct FileTestOptions {
     std::optional<OptLevel> opt_level;
     /// The register allocator `test run` compiles with.
     RegallocAlgorithm regalloc = RegallocAlgorithm::LinearScan;
+    /// `test compile precise`: replace a listing that differs from the
+    /// output instead of failing (HERON_TEST_BLESS=1 sets it).
+    bool bless = false;
 };
 
 /// Runs the tests of one file whose contents are `text`. Failure lines and
-/// notes are appended to `out`, each ending in '\n'.
+/// notes are appended to `out`, each ending in '\n'. With opts.bless, a
+/// precise listing that changed is rewritten into the file at `path`.
 FileTestStats run_file_test(std::string_view path, std::string_view text, const FileTestOptions& opts,
                             std::string& out);
 
-/// Expands directories into their *.clif files (recursively, sorted).
+/// Expands directories into their *.clif files (recursively, sorted). Paths
+/// that do not exist and folder entries that cannot be read (a folder
+/// without permission, a dangling link) are appended to `errors`, one line
+/// each naming the path.
 std::vector<std::string> collect_test_files(const std::vector<std::string>& paths, std::string& errors);
 
 /// `heron test [--opt-level=none|speed] PATH...`: runs every file, prints

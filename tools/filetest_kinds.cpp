@@ -21,6 +21,12 @@
 
 namespace heron::tools {
 
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
 void KindReport::fail(uint32_t line, const std::string& msg) {
     out += std::string(path);
     if (line) out += ":" + std::to_string(line);
@@ -201,9 +207,12 @@ std::vector<std::string> split_lines(const std::string& text) {
     return lines;
 }
 
-/// filecheck-style matching of `; check:` / `; nextln:` / `; not:` lines
-/// against the printed function (docs/filetests.md).
-void match_checks(const ParsedFunction& pf, const std::string& printed, KindReport& report) {
+}  // namespace
+
+size_t match_checks(const ParsedFunction& pf, const std::string& printed, std::string_view what,
+                    KindReport& report) {
+    const std::string prefix(what);
+    size_t count = 0;
     const std::vector<std::string> lines = split_lines(printed);
     size_t next = 0;               // first line the next check may match
     std::vector<Annotation> nots;  // pending `not:` lines
@@ -212,7 +221,7 @@ void match_checks(const ParsedFunction& pf, const std::string& printed, KindRepo
             bool found = false;
             for (size_t i = next; i < until && !found; ++i) found = lines[i].find(n.text) != std::string::npos;
             if (found) {
-                report.fail(n.line, "not: '" + n.text + "' found in the output");
+                report.fail(n.line, prefix + "not: '" + n.text + "' found in the output");
             } else {
                 report.pass();
             }
@@ -224,13 +233,14 @@ void match_checks(const ParsedFunction& pf, const std::string& printed, KindRepo
         const std::string t = normalize(c.text);
         const bool check = t.rfind("check:", 0) == 0, nextln = t.rfind("nextln:", 0) == 0, nt = t.rfind("not:", 0) == 0;
         if (!check && !nextln && !nt) continue;
+        ++count;
         const std::string want = normalize(t.substr(t.find(':') + 1));
         if (nt) {
             nots.push_back({c.line, want});
             continue;
         }
         if (failed_before) {
-            report.fail(c.line, "skipped: an earlier check failed");
+            report.fail(c.line, prefix + "skipped: an earlier check failed");
             continue;
         }
         size_t at = lines.size();
@@ -245,7 +255,7 @@ void match_checks(const ParsedFunction& pf, const std::string& printed, KindRepo
             at = next;
         }
         if (at == lines.size()) {
-            report.fail(c.line, std::string(check ? "check" : "nextln") + ": '" + want + "' not found" +
+            report.fail(c.line, prefix + (check ? "check" : "nextln") + ": '" + want + "' not found" +
                                     (nextln && next < lines.size() ? " (next line: '" + lines[next] + "')" : "") +
                                     "; output:\n" + printed);
             failed_before = true;
@@ -257,9 +267,8 @@ void match_checks(const ParsedFunction& pf, const std::string& printed, KindRepo
         next = at + 1;
     }
     if (!failed_before) settle_nots(lines.size());
+    return count;
 }
-
-}  // namespace
 
 void run_optimize_kind(const TestFile& file, const ParsedFunction& pf, std::string_view passes,
                        KindReport& report) {
@@ -290,7 +299,7 @@ void run_optimize_kind(const TestFile& file, const ParsedFunction& pf, std::stri
         if (errors.empty()) report.fail(fline, "optimize: " + *err);
         return;
     }
-    match_checks(pf, print_function(func), report);
+    match_checks(pf, print_function(func), "", report);
 
     // Run directives: the optimized function must still compute what they
     // say. The file's other functions stay callable by name.

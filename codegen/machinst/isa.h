@@ -99,9 +99,16 @@ std::string_view host_isa_name();
 /// Any ISA can be produced on any host; only the host's can run.
 std::unique_ptr<TargetIsa> isa_by_name(std::string_view name);
 
+namespace x64 {
+struct Settings;
+}
+
 /// The factories behind isa_by_name (codegen/isa/*/isa.cpp). `baseline`
-/// switches off every optional x86-64 CPU feature.
+/// switches off every optional x86-64 CPU feature; the Settings form takes
+/// the features as given (machine-code file tests pin them, so that the
+/// code does not depend on the host CPU).
 std::unique_ptr<TargetIsa> make_x64_isa(bool baseline);
+std::unique_ptr<TargetIsa> make_x64_isa(const x64::Settings& settings);
 std::unique_ptr<TargetIsa> make_aarch64_isa();
 
 }  // namespace heron

@@ -1,8 +1,10 @@
-// The AArch64 backend on any host: compile IR for aarch64 (register
-// allocation checker on) and compare the Capstone disassembly of the code
-// with what AAPCS64 and the lowering's fusions call for; check the trap
-// table, relocations and the frame; every function of the run file tests
-// compiles. Running the code is `make test-aarch64`'s job (qemu-user).
+// The AArch64 backend on any host, what file tests cannot say: the trap
+// table, relocations, jump-table entries and frame sizes of compiled code,
+// functions generated too large to write out, the logical-immediate
+// encoder, and that every function of the run file tests compiles with one
+// ISA as with a fresh one. The expected code of the fusions and
+// conventions is in tests/filetests/compile/aarch64-*.clif (`test
+// compile`); running the code is `make test-aarch64`'s job (qemu-user).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -66,122 +68,9 @@ std::string text_of(const std::string& listing) {
     return out;
 }
 
-/// The listing (text_of) of function `name` of a run file test.
-std::string listing_of(const std::string& file, const std::string& name) {
-    std::ifstream in(std::string(HERON_SOURCE_DIR) + "/tests/filetests/run/" + file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    ParseOutcome parsed = parse_test_file(ss.str());
-    EXPECT_TRUE(parsed.ok()) << file;
-    for (const ParsedFunction& pf : parsed.file.functions) {
-        if (pf.func->name.to_string() != "%" + name) continue;
-        CompileOptions opts;
-        opts.check_regalloc = true;
-        Context ctx(isa_by_name("aarch64"), opts);
-        CompiledCode code;
-        std::string err = error_text(ctx.compile(*pf.func, code));
-        EXPECT_EQ(err, "") << name;
-        std::map<uint64_t, std::string> labels;
-        for (const auto& [off, label] : code.labels) labels[off] = label;
-        return text_of(tools::disassemble_aarch64(code.bytes.data(), code.bytes.size(), 0, labels));
-    }
-    ADD_FAILURE() << "no function %" << name << " in " << file;
-    return {};
-}
-
-/// The instructions of `name` (folded-operands.clif) between the frame
-/// record's setup and its restore.
-std::string body_of(const std::string& name) {
-    std::string t = listing_of("folded-operands.clif", name);
-    size_t begin = t.find("block0:\n");
-    size_t end = t.find("  ldp x29, x30");
-    if (begin == std::string::npos || end == std::string::npos) return t;
-    begin += 8;
-    return t.substr(begin, end - begin);
-}
-
 uint32_t word_at(const CompiledCode& c, uint32_t off) {
     return uint32_t{c.bytes[off]} | uint32_t{c.bytes[off + 1]} << 8 | uint32_t{c.bytes[off + 2]} << 16 |
            uint32_t{c.bytes[off + 3]} << 24;
-}
-
-TEST(Aarch64Backend, AddOfTwoArgumentsIsOneInstructionInAFrame) {
-    Compiled c = compile(R"(
-function %add(i64, i64) -> i64 {
-block0(v0: i64, v1: i64):
-    v2 = iadd v0, v1
-    return v2
-}
-)");
-    ASSERT_EQ(c.error, "");
-    EXPECT_EQ(text_of(c.listing),
-              "  stp x29, x30, [sp, #-0x10]!\n"
-              "  mov x29, sp\n"
-              "block0:\n"
-              "  add x0, x0, x1\n"
-              "  ldp x29, x30, [sp], #0x10\n"
-              "  ret\n");
-    EXPECT_EQ(c.code.frame_size, 16u);
-    EXPECT_TRUE(c.code.trap_sites.empty());
-}
-
-TEST(Aarch64Backend, CompareFusesIntoTheBranchAndImmediates) {
-    Compiled c = compile(R"(
-function %f(i32, i32) -> i32 {
-block0(v0: i32, v1: i32):
-    v2 = iconst.i32 -7
-    v3 = icmp slt v0, v2
-    brif v3, block1, block2
-block1:
-    v4 = iconst.i32 100
-    v5 = iadd v1, v4
-    return v5
-block2:
-    brif v1, block1, block3
-block3:
-    v6 = imul v0, v1
-    v7 = isub v0, v6
-    return v7
-}
-)");
-    ASSERT_EQ(c.error, "");
-    std::string t = text_of(c.listing);
-    // icmp + brif -> cmn (negative imm12) + b.lt; the edge blocks of the
-    // critical edges to block1 need no moves and are not emitted.
-    EXPECT_NE(t.find("  cmn w0, #7\n  b.lt block1\nblock2:\n"), std::string::npos) << t;
-    // brif of a plain i32 -> cbnz.
-    EXPECT_NE(t.find("cbnz w1, block1"), std::string::npos) << t;
-    // iadd of a constant -> add #imm; isub of a product -> msub.
-    EXPECT_NE(t.find("add w0, w1, #0x64"), std::string::npos) << t;
-    EXPECT_NE(t.find("msub w0, w0, w1, w0"), std::string::npos) << t;
-    EXPECT_EQ(t.find("mul w"), std::string::npos) << "the product folds into msub\n" << t;
-}
-
-TEST(Aarch64Backend, ZeroTestsAndBitTestsBranchDirectly) {
-    Compiled c = compile(R"(
-function %f(i64, i32) -> i32 {
-block0(v0: i64, v1: i32):
-    v2 = iconst.i64 0
-    v3 = icmp eq v0, v2
-    brif v3, block1, block2
-block1:
-    v4 = iconst.i32 1
-    return v4
-block2:
-    v5 = iconst.i32 0x100
-    v6 = band v1, v5
-    brif v6, block3, block1
-block3:
-    v7 = iconst.i32 3
-    return v7
-}
-)");
-    ASSERT_EQ(c.error, "");
-    std::string t = text_of(c.listing);
-    EXPECT_NE(t.find("cbz x0, block1"), std::string::npos) << t;
-    EXPECT_NE(t.find("tbz w1, #8, block1\nblock3:"), std::string::npos) << t;
-    EXPECT_EQ(t.find("cmp"), std::string::npos) << t;
-    EXPECT_EQ(t.find("and"), std::string::npos) << "the mask folds into the bit test\n" << t;
 }
 
 TEST(Aarch64Backend, DivisionTrapsThroughTheTrapTable) {
@@ -193,10 +82,6 @@ block0(v0: i32, v1: i32):
 }
 )");
     ASSERT_EQ(c.error, "");
-    std::string t = text_of(c.listing);
-    EXPECT_NE(t.find("cbz w1, "), std::string::npos) << t;
-    EXPECT_NE(t.find("cmn w1, #1"), std::string::npos) << t;
-    EXPECT_NE(t.find("sdiv w0, w0, w1"), std::string::npos) << t;
     // Two out-of-line udf stubs: division by zero, then overflow (MIN / -1).
     ASSERT_EQ(c.code.trap_sites.size(), 2u);
     EXPECT_EQ(c.code.trap_sites[0].code, TrapCode::integer_division_by_zero());
@@ -204,7 +89,7 @@ block0(v0: i32, v1: i32):
     for (const CodeTrapSite& s : c.code.trap_sites) EXPECT_EQ(word_at(c.code, s.offset), 0u) << "udf #0";
 }
 
-TEST(Aarch64Backend, CallsLoadTheTargetFromARelocatedSlot) {
+TEST(Aarch64Backend, CallsHaveOneRelocatedSlotAndAFrameForTheSavedRegister) {
     Compiled c = compile(R"(
 function %f(i64) -> i64 {
     fn0 = %g(i64) -> i64
@@ -215,14 +100,9 @@ block0(v0: i64):
 }
 )");
     ASSERT_EQ(c.error, "");
-    std::string t = text_of(c.listing);
     ASSERT_EQ(c.code.relocations.size(), 1u);
     EXPECT_EQ(c.code.relocations[0].target.name, "g");
     EXPECT_EQ(c.code.relocations[0].offset % 8, 0u);
-    EXPECT_NE(t.find("  ldr x16, [x16]\n  blr x16\n"), std::string::npos) << t;
-    // v0 lives across the call in a callee-saved register, saved and restored.
-    EXPECT_NE(t.find("str x19, [sp, #-0x10]!"), std::string::npos) << t;
-    EXPECT_NE(t.find("ldr x19, [sp], #0x10"), std::string::npos) << t;
     EXPECT_EQ(c.code.frame_size, 32u);
 }
 
@@ -256,7 +136,7 @@ block3:
     EXPECT_NE(t.find("csel x17, x0, x17, lo"), std::string::npos) << "index clamped to the default\n" << t;
 }
 
-TEST(Aarch64Backend, LargeFramesProbeEveryPage) {
+TEST(Aarch64Backend, LargeFramesAreTheirSlotsRoundedUp) {
     Compiled c = compile(R"(
 function %f() -> i64 {
     ss0 = explicit_slot 20000
@@ -269,69 +149,7 @@ block0:
 }
 )");
     ASSERT_EQ(c.error, "");
-    std::string t = text_of(c.listing);
-    EXPECT_NE(t.find("movz x16, #0x4\n"), std::string::npos) << "four pages\n" << t;
-    EXPECT_NE(t.find("  str xzr, [sp]\n  subs x16, x16, #1\n  b.ne"), std::string::npos) << t;
     EXPECT_EQ(c.code.frame_size, 16u + 20000u + (16 - 20000 % 16) % 16);
-}
-
-// Tail calls with stack arguments (docs/backend-aarch64.md, "Tail calls"):
-// a callee with a larger area than the caller's gets its arguments copied
-// up from the outgoing area after the frame record and callee-saved
-// registers are read back; a smaller or equal one has them stored straight
-// into the caller's incoming area, and sp moves up to them.
-TEST(Aarch64Backend, TailCallsMoveStackArgumentsIntoPlace) {
-    Compiled grow = compile(R"(
-function %f(i64) -> i64 tail {
-    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
-block0(v0: i64):
-    return_call fn0(v0, v0, v0, v0, v0, v0, v0, v0, v0, v0, v0)
-}
-)");
-    ASSERT_EQ(grow.error, "");
-    std::string t = text_of(grow.listing);
-    // A = 0, B = 32 (3 stack arguments padded to 16 bytes): the new sp is
-    // x29 + 16 - 32.
-    EXPECT_NE(t.find("sub x17, x29, #0x10\n  ldp x29, x30, [x29]\n  ldr q31, [sp, #0x10]\n  str q31, [x17, #0x10]\n"
-                     "  ldr q31, [sp]\n  str q31, [x17]\n  mov sp, x17\n  br x16\n"),
-              std::string::npos)
-        << t;
-    EXPECT_NE(t.find("str x0, [sp, #0x10]\n"), std::string::npos) << "third stack argument\n" << t;
-
-    Compiled shrink = compile(R"(
-function %f(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
-    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
-block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64, v9: i64, v10: i64):
-    return_call fn0(v1, v2, v3, v4, v5, v6, v7, v8, v10)
-}
-)");
-    ASSERT_EQ(shrink.error, "");
-    t = text_of(shrink.listing);
-    // A = 32, B = 16: v10 (incoming at [x29 + 32]) goes to the top 16 bytes
-    // of the incoming area, [x29 + 16 + 32 - 16]; sp then moves up by 16.
-    EXPECT_NE(t.find("ldr x0, [x29, #0x20]\n"), std::string::npos) << t;
-    EXPECT_NE(t.find("str x0, [x29, #0x20]\n"), std::string::npos) << t;
-    EXPECT_NE(t.find("ldp x29, x30, [sp], #0x10\n  add sp, sp, #0x10\n  br x16\n"), std::string::npos) << t;
-
-    // The callee pops its own area on return; a caller lowers sp again.
-    Compiled callee = compile(R"(
-function %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
-block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64, v8: i64):
-    return v8
-}
-)");
-    ASSERT_EQ(callee.error, "");
-    EXPECT_NE(text_of(callee.listing).find("add sp, sp, #0x10\n  ret\n"), std::string::npos) << callee.listing;
-    Compiled caller = compile(R"(
-function %h(i64) -> i64 system_v {
-    fn0 = %g(i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
-block0(v0: i64):
-    v1 = call fn0(v0, v0, v0, v0, v0, v0, v0, v0, v0)
-    return v1
-}
-)");
-    ASSERT_EQ(caller.error, "");
-    EXPECT_NE(text_of(caller.listing).find("blr x16\n  sub sp, sp, #0x10\n"), std::string::npos) << caller.listing;
 }
 
 TEST(Aarch64Backend, UnsupportedFormsAreCleanErrors) {
@@ -346,123 +164,6 @@ TEST(Aarch64Backend, UnsupportedFormsAreCleanErrors) {
                          }() +
                          "):\n    return v0\n}\n");
     EXPECT_EQ(c.error, "unsupported on aarch64: tail-convention function with 65536 bytes of stack arguments (at most 65520)");
-}
-
-// The functions below are in tests/filetests/run/folded-operands.clif, which
-// runs them (on AArch64 under qemu) at their edge cases.
-
-TEST(Aarch64Backend, ConstantShiftsFoldIntoTheSecondOperand) {
-    EXPECT_EQ(body_of("add_lsl"), "  add x0, x0, x1, lsl #3\n");
-    EXPECT_EQ(body_of("sub_lsr"), "  sub x0, x0, x1, lsr #63\n");
-    EXPECT_EQ(body_of("and_asr"), "  and w0, w0, w1, asr #5\n");
-    EXPECT_EQ(body_of("orr_lsl33"), "  orr w0, w0, w1, lsl #1\n") << "the amount is taken mod 32";
-    EXPECT_EQ(body_of("eor_lsr71"), "  eor x0, x0, x1, lsr #7\n");
-    // A narrow left shift folds (the garbage above stays above).
-    EXPECT_EQ(body_of("add_shl_i8"), "  add w1, w1, w2\n  add w0, w0, w1, lsl #3\n");
-    // isub folds only its second operand.
-    EXPECT_EQ(body_of("shl_minus"), "  lsl w1, w1, #2\n  sub w0, w1, w0\n");
-    EXPECT_EQ(body_of("cmp_lsr"), "  cmp x0, x1, lsr #4\n  cset w0, lo\n");
-    // A shifted first operand swaps the compare: (a << 2) > b is b < (a << 2).
-    std::string t = body_of("cmp_shl_swapped");
-    EXPECT_NE(t.find("  cmp w1, w0, lsl #2\n  csel w0, w2, w3, lt\n"), std::string::npos) << t;
-}
-
-TEST(Aarch64Backend, ExtensionsFoldIntoAddSubAndCompare) {
-    EXPECT_EQ(body_of("add_uxtw"), "  add x0, x0, w1, uxtw\n");
-    EXPECT_EQ(body_of("sub_sxth"), "  add w1, w1, w2\n  sub x0, x0, w1, sxth\n");
-    EXPECT_EQ(body_of("add_uxtb_i32"), "  add w1, w1, w2\n  add w0, w0, w1, uxtb\n");
-    EXPECT_EQ(body_of("add_sxtw_lsl3"), "  add x0, x0, w1, sxtw #3\n");
-    EXPECT_EQ(body_of("add_i16_uxtb"), "  add w1, w1, w2\n  add w0, w0, w1, uxtb\n");
-    EXPECT_EQ(body_of("cmp_sxtw"), "  cmp x0, w1, sxtw\n  cset w0, lt\n");
-    // uext(b + c) < a is a > uext(b + c).
-    EXPECT_EQ(body_of("cmp_uxth_swapped"), "  add w1, w1, w2\n  cmp w0, w1, uxth\n  cset w0, hi\n");
-}
-
-TEST(Aarch64Backend, ShiftAndMaskPatternsAreBitfieldMoves) {
-    EXPECT_EQ(body_of("ubfx_and"), "  ubfx x0, x0, #0xc, #8\n");
-    // ubfx w0, w0, #28, #4 prints as its alias lsr.
-    EXPECT_EQ(body_of("ubfx_sshr_top"), "  lsr w0, w0, #0x1c\n");
-    EXPECT_EQ(body_of("sshr_mask_wide"), "  asr w0, w0, #0x1e\n  and w0, w0, #0xf\n")
-        << "the mask reaches into the sign copies: no single field";
-    EXPECT_EQ(body_of("ushr_i8"), "  add w0, w0, w1\n  ubfx w0, w0, #3, #5\n") << "no extension first";
-    EXPECT_EQ(body_of("sshr_i16"), "  add w0, w0, w1\n  sbfx w0, w0, #5, #0xb\n");
-    EXPECT_EQ(body_of("shl_ushr"), "  ubfx w0, w0, #0xc, #0xc\n");
-    EXPECT_EQ(body_of("shl_sshr_less"), "  sbfiz x0, x0, #0x20, #0x18\n");
-    EXPECT_EQ(body_of("shl_sshr_i8"), "  add w0, w0, w1\n  sbfx w0, w0, #2, #3\n");
-    EXPECT_EQ(body_of("ubfiz_and"), "  ubfiz x0, x0, #0x28, #0x10\n");
-    EXPECT_EQ(body_of("ubfiz_uext"), "  ubfiz x0, x0, #0x14, #0x20\n");
-    EXPECT_EQ(body_of("sbfiz_sext"), "  sbfiz x0, x0, #0x32, #0xe\n") << "the field cut to the 14 bits left";
-    EXPECT_EQ(body_of("uext_ushr_i8"), "  add w0, w0, w1\n  ubfx x0, x0, #3, #5\n");
-    EXPECT_EQ(body_of("sext_sshr_i16"), "  sbfx w0, w0, #4, #0xc\n");
-    EXPECT_EQ(body_of("sext_ushr_i16"), "  ubfx x0, x0, #1, #0xf\n");
-    EXPECT_EQ(body_of("uext_reduce"), "  ubfx x0, x0, #0x14, #8\n");
-    // sbfx x0, x0, #48, #16 prints as its alias asr.
-    EXPECT_EQ(body_of("sext_reduce"), "  asr x0, x0, #0x30\n");
-    EXPECT_EQ(body_of("uext_reduce_high"), "  ubfx x0, x0, #0x1c, #8\n");
-    EXPECT_EQ(body_of("bfi_mid"), "  bfi w0, w1, #8, #8\n");
-    EXPECT_EQ(body_of("bfi_top"), "  bfi x0, x1, #0x3c, #4\n");
-    EXPECT_EQ(body_of("bfi_low_i8"), "  add w0, w0, w2\n  bfxil w0, w1, #0, #4\n");
-    EXPECT_EQ(body_of("bfi_shl"), "  bfi x0, x1, #0x30, #0x10\n");
-}
-
-TEST(Aarch64Backend, LogicalImmediatesAndTst) {
-    EXPECT_EQ(body_of("and_imm"), "  and x0, x0, #0xff00ff00ff00ff00\n");
-    EXPECT_EQ(body_of("orr_imm"), "  orr w0, w0, #0xff0\n");
-    EXPECT_EQ(body_of("eor_imm"), "  eor x0, x0, #0x5555555555555555\n");
-    // i8 0x81 sign-extended is a run of ones; zero-extended it is not.
-    EXPECT_EQ(body_of("and_imm_i8"), "  add w0, w0, w1\n  and w0, w0, #0xffffff81\n");
-    EXPECT_EQ(body_of("eor_imm_i16"), "  eor w0, w0, #0xffff8000\n");
-    EXPECT_EQ(body_of("and_not_encodable"), "  movz x1, #0x1234\n  and x0, x0, x1\n");
-    EXPECT_EQ(body_of("tst_select"), "  tst w0, #0xff0\n  csel w0, w1, w2, ne\n");
-    std::string t = body_of("tst_i8_branch");
-    EXPECT_NE(t.find("  add w0, w0, w1\n  tst w0, #0xc\n  b.ne block1\n"), std::string::npos) << t;
-    EXPECT_EQ(body_of("tst_reg"), "  tst x0, x1\n  cset w0, eq\n");
-}
-
-TEST(Aarch64Backend, CalleeSavedRegistersAreSavedInPairs) {
-    // tests/filetests/run/callee-saved.clif runs these. Three x and one d
-    // live across the call: x19/x20 with stp, x21 and d8 sharing a slot.
-    std::string k = listing_of("callee-saved.clif", "k");
-    EXPECT_EQ(k.substr(0, k.find("block0:")),
-              "  stp x29, x30, [sp, #-0x10]!\n"
-              "  mov x29, sp\n"
-              "  stp x19, x20, [sp, #-0x10]!\n"
-              "  str x21, [sp, #-0x10]!\n"
-              "  str d8, [sp, #8]\n");
-    EXPECT_NE(k.find("  ldr d8, [sp, #8]\n"
-                     "  ldr x21, [sp], #0x10\n"
-                     "  ldp x19, x20, [sp], #0x10\n"
-                     "  ldp x29, x30, [sp], #0x10\n"
-                     "  ret\n"),
-              std::string::npos)
-        << k;
-    // Five x and three d: two x pairs, a d pair, then x23 with d10.
-    std::string m = listing_of("callee-saved.clif", "m");
-    EXPECT_EQ(m.substr(0, m.find("block0:")),
-              "  stp x29, x30, [sp, #-0x10]!\n"
-              "  mov x29, sp\n"
-              "  stp x19, x20, [sp, #-0x10]!\n"
-              "  stp x21, x22, [sp, #-0x10]!\n"
-              "  stp d8, d9, [sp, #-0x10]!\n"
-              "  str x23, [sp, #-0x10]!\n"
-              "  str d10, [sp, #8]\n");
-    EXPECT_NE(m.find("  ldr d10, [sp, #8]\n"
-                     "  ldr x23, [sp], #0x10\n"
-                     "  ldp d8, d9, [sp], #0x10\n"
-                     "  ldp x21, x22, [sp], #0x10\n"
-                     "  ldp x19, x20, [sp], #0x10\n"
-                     "  ldp x29, x30, [sp], #0x10\n"),
-              std::string::npos)
-        << m;
-    // A tail call to a callee with a larger stack-argument area restores
-    // them fp-relative, the shared slot included, before the copy.
-    std::string g = listing_of("callee-saved.clif", "grow");
-    EXPECT_NE(g.find("  ldp x19, x20, [x29, #-0x10]\n"
-                     "  ldur x21, [x29, #-0x20]\n"
-                     "  ldur d8, [x29, #-0x18]\n"
-                     "  ldp x29, x30, [x29]\n"),
-              std::string::npos)
-        << g;
 }
 
 TEST(Aarch64LogicalImm, EncoderAgreesWithTheArchitecturalDecoding) {

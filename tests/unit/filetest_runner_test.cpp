@@ -144,7 +144,7 @@ TEST(FileTestRunner, CatRoundTrips) {
 }
 
 TEST(FileTestRunner, UnknownKindIsSkippedNotFailed) {
-    std::string text = std::string("test compile\n") + kAddBody;
+    std::string text = std::string("test legalizer\n") + kAddBody;
     std::string out;
     FileTestStats s = run(text, out);
     EXPECT_EQ(s.failed, 0u) << out;

@@ -42,7 +42,9 @@ private:
 }  // namespace
 
 std::unique_ptr<TargetIsa> make_x64_isa(bool baseline) {
-    return std::make_unique<X64Isa>(baseline ? x64::Settings::baseline() : x64::Settings::host());
+    return make_x64_isa(baseline ? x64::Settings::baseline() : x64::Settings::host());
 }
+
+std::unique_ptr<TargetIsa> make_x64_isa(const x64::Settings& settings) { return std::make_unique<X64Isa>(settings); }
 
 }  // namespace heron
