@@ -30,4 +30,19 @@ inline Effects effects_of(Opcode op) {
     return e;
 }
 
+inline bool is_load_format(Opcode op) { return opcode_format(op) == InstructionFormat::Load; }
+inline bool is_store_format(Opcode op) { return opcode_format(op) == InstructionFormat::Store; }
+
+/// The bytes a load or store moves: the value's for plain `load` / `store`
+/// (`value`: the loaded type or the stored value's), the opcode's for the
+/// narrow forms.
+inline unsigned access_bytes(Opcode op, Type value) {
+    switch (op) {
+    case Opcode::Uload8: case Opcode::Sload8: case Opcode::Istore8: return 1;
+    case Opcode::Uload16: case Opcode::Sload16: case Opcode::Istore16: return 2;
+    case Opcode::Uload32: case Opcode::Sload32: case Opcode::Istore32: return 4;
+    default: return value.bytes();
+    }
+}
+
 }  // namespace heron

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "codegen/opt/effects.h"
 #include "codegen/opt/pass_manager.h"
 
 namespace heron {
@@ -12,20 +13,6 @@ namespace {
 
 constexpr uint32_t kNone = ~0u;
 constexpr uint32_t kEnter = ~0u;
-
-bool is_load(Opcode op) { return opcode_format(op) == InstructionFormat::Load; }
-bool is_store(Opcode op) { return opcode_format(op) == InstructionFormat::Store; }
-
-/// The bytes an access moves: the value's for plain `load`/`store`, the
-/// opcode's for the narrow forms.
-unsigned access_bytes(Opcode op, Type value) {
-    switch (op) {
-    case Opcode::Uload8: case Opcode::Sload8: case Opcode::Istore8: return 1;
-    case Opcode::Uload16: case Opcode::Sload16: case Opcode::Istore16: return 2;
-    case Opcode::Uload32: case Opcode::Sload32: case Opcode::Istore32: return 4;
-    default: return value.bytes();
-    }
-}
 
 /// Integer cells are one class; each float type is its own.
 int value_class(Type t) { return t.is_float() ? static_cast<int>(t.code()) : 0; }
@@ -113,14 +100,14 @@ private:
         std::as_const(dfg_).for_each_inst_value(i, [&](Value v) { uses += tracked(v); });
         if (uses == 0) return true;
         bool understood = false;
-        if (reachable && is_store(d.opcode) && tracked(d.args[1]) && uses <= 2) {
+        if (reachable && is_store_format(d.opcode) && tracked(d.args[1]) && uses <= 2) {
             // The stored value may be another slot's address: that one
             // escapes, this one is only written.
             if (const uint32_t slot = address(d.args[0]).slot) s_.slot_ok[slot - 1] = 0;
             add_access(i, d.args[1], dfg_.value_type(d.args[0]), true, order);
             understood = true;
         } else if (reachable && uses == 1) {
-            if (is_load(d.opcode) && tracked(d.args[0])) {
+            if (is_load_format(d.opcode) && tracked(d.args[0])) {
                 add_access(i, d.args[0], d.type, false, order);
                 understood = true;
             } else if (d.opcode == Opcode::Iadd) {

@@ -162,6 +162,32 @@ struct Mem2RegScratch {
     std::vector<uint8_t> table_used;
 };
 
+/// load-elim (load_elim.cpp): the slot each address value points into
+/// (slot + 1; 0: none), which slots escape, the known values of the block
+/// being walked, the saved states of the blocks waiting in the walk (each a
+/// range of `pool`), and the walk's stack.
+struct LoadElimScratch {
+    static constexpr size_t kMaxKnown = 32;
+    struct Known {
+        Value addr;
+        int32_t offset;
+        Type type;
+        Opcode opcode;
+        uint8_t bytes;
+        MemFlags flags;
+        uint32_t cls;  // memory class: a slot that does not escape (index + 1), 0 the rest
+        Value value;
+    };
+    struct Frame {
+        Block block;
+        uint32_t begin, count;
+    };
+    std::vector<uint32_t> slot_of;
+    std::vector<uint8_t> escapes;
+    std::vector<Known> known, pool;
+    std::vector<Frame> stack;
+};
+
 struct PassScratch {
     LoopFormScratch loop_form;
     CountDownScratch count_down;
@@ -172,6 +198,7 @@ struct PassScratch {
     GvnScratch gvn;
     DceScratch dce;
     Mem2RegScratch mem2reg;
+    LoadElimScratch load_elim;
 };
 
 }  // namespace heron

@@ -5,6 +5,7 @@
 #include "codegen/opt/forward_blocks.h"
 #include "codegen/opt/gvn.h"
 #include "codegen/opt/licm.h"
+#include "codegen/opt/load_elim.h"
 #include "codegen/opt/loop_form.h"
 #include "codegen/opt/mem2reg.h"
 #include "codegen/opt/pass_manager.h"
@@ -110,6 +111,11 @@ const Pass kPasses[] = {
     {"gvn", "global value numbering over the dominator tree with constant folding and the rewrite rules (rules.def)",
      {Property::DomTreeValid}, {}, {Property::CountedLoopsKnown, Property::LoopForm, Property::Structured},
      run_counting<number_values>, pass_needs::kAnything},
+    // Removes loads only: the CFG, dominator tree and loops stay; a
+    // counted loop's bound may now be another value.
+    {"load-elim", "loads of a value already known (an equal load, or a store to the same address) go",
+     {Property::CfgValid, Property::DomTreeValid}, {}, {Property::CountedLoopsKnown},
+     run_counting<eliminate_redundant_loads>, pass_needs::kAnything},
     // Removes instructions and block parameters, never an edge: the CFG,
     // dominator tree and loops stay; a counted loop may lose its counter.
     {"dce", "removes pure instructions whose results are unused and unused block parameters", {Property::CfgValid}, {},

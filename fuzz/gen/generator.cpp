@@ -1037,6 +1037,20 @@ private:
             gen_local_access(chosen);
             return;
         }
+        // Sometimes the last access's address again in the same block (a
+        // load of what it read or wrote): loads the optimizer can reuse or
+        // forward, unless something between wrote there.
+        const RecentAccess& again = recent_[e_.below(kRecent)];
+        if (again.addr.is_valid() && again.block == cur_.current_block() && e_.chance(30)) {
+            InstructionData d;
+            d.opcode = again.load_op;
+            d.type = again.type;
+            d.flags = again.flags;
+            d.args[0] = again.addr;
+            d.offset = again.offset;
+            def(build1(d, again.type));
+            return;
+        }
         const Slot slot = chosen;
         Access acc = rand_access();
         if (acc.bytes > slot.size) acc = {e_.chance(50) ? Opcode::Load : Opcode::Store, types::I8, 1};
@@ -1092,6 +1106,8 @@ private:
         InstructionData d;
         d.opcode = acc.op;
         d.offset = offset;
+        RecentAccess& recent = recent_[next_recent_++ % kRecent];
+        recent = {addr, offset, acc.op, acc.type, flags, cur_.current_block()};
         if (is_load) {
             // `readonly` is never set: the slots are written after entry.
             if (e_.chance(10)) flags.set(MemFlags::CanMove);
@@ -1100,6 +1116,13 @@ private:
             d.args[0] = addr;
             def(build1(d, acc.type));
             return;
+        }
+        // A store's value reads back through the load of its width.
+        switch (acc.op) {
+        case Opcode::Istore8: recent.load_op = Opcode::Uload8; break;
+        case Opcode::Istore16: recent.load_op = Opcode::Sload16; break;
+        case Opcode::Istore32: recent.load_op = Opcode::Uload32; break;
+        default: recent.load_op = Opcode::Load; break;
         }
         Value v = get(acc.type);
         d.flags = flags;
@@ -1162,6 +1185,19 @@ private:
     std::vector<Value> cands_;
     std::vector<LoopCtx> loops_;
     std::vector<Slot> slots_;
+    /// The last accesses to slots (gen_memory): where, and the load that
+    /// reads what each read or wrote.
+    struct RecentAccess {
+        Value addr;
+        int32_t offset = 0;
+        Opcode load_op = Opcode::Load;
+        Type type;
+        MemFlags flags;
+        std::optional<Block> block;
+    };
+    static constexpr uint32_t kRecent = 4;
+    std::array<RecentAccess, kRecent> recent_{};
+    uint32_t next_recent_ = 0;
     unsigned depth_ = 0;
     uint64_t cost_ = 0;
     uint64_t mult_ = 1;
