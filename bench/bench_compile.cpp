@@ -378,6 +378,8 @@ void mid_end(benchmark::State& state, const char* passes) {
 void BM_Gvn(benchmark::State& state) { mid_end(state, "gvn"); }
 void BM_GvnDce(benchmark::State& state) { mid_end(state, "gvn,dce"); }
 void BM_GvnDceSimplifyCfg(benchmark::State& state) { mid_end(state, "gvn,dce,simplify-cfg"); }
+void BM_Mem2reg(benchmark::State& state) { mid_end(state, "mem2reg"); }
+void BM_GvnLoadElim(benchmark::State& state) { mid_end(state, "gvn,load-elim"); }
 
 /// With a kept VerifierContext, as the JIT module verifies.
 void BM_Verify(benchmark::State& state) {
@@ -555,6 +557,8 @@ BENCHMARK(BM_CopyFunction) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Gvn) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GvnDce) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GvnDceSimplifyCfg) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Mem2reg) HERON_SIZES->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GvnLoadElim) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Verify) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Lower) HERON_SIZES->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Regalloc) HERON_SIZES->Unit(benchmark::kMicrosecond);
