@@ -19,6 +19,14 @@
 // O(1) test. Each instruction costs O(operands * log^2 depth), so a d-deep
 // nest with an invariant at every level costs O(d log^2 d), not the O(d^2)
 // of hoisting one level per loop.
+//
+// Loads move too, out of loops that write none of their memory class
+// (memory_classes.h; `readonly` memory is never written), when moving them
+// cannot add a trap: `can_move` loads (`notrap` alone promises nothing
+// about other places), and loads of a loop's
+// header with no possibly trapping instruction before them there, moved
+// to that loop's own preheader (the header runs whenever the preheader
+// does).
 #include "codegen/opt/licm.h"
 
 #include <algorithm>
@@ -36,11 +44,12 @@ class Hoister {
 public:
     Hoister(Function& func, const LoopAnalysis& loops, LicmScratch& s)
         : func_(func), loops_(loops), depth_begin_(s.depth_begin), by_depth_(s.by_depth), next_(s.next),
-          insts_(s.insts) {
+          insts_(s.insts), written_(s.written), classes_(s.classes) {
         bucket_by_depth();
     }
 
     uint32_t run(const DominatorTree& domtree) {
+        find_written_classes(domtree);
         uint32_t moved = 0;
         std::vector<Inst>& insts = insts_;
         for (Block b : domtree.reverse_postorder()) {
@@ -48,17 +57,65 @@ public:
             if (!l) continue;
             insts.clear();
             for (Inst i : func_.layout.block_insts(b)) insts.push_back(i);
-            for (Inst i : insts) moved += try_hoist(i, *l);
+            bool trap_free = true;  // nothing before in b may trap
+            for (Inst i : insts) {
+                const uint32_t m = try_hoist(i, *l, b, trap_free);
+                moved += m;
+                if (!m && can_trap(func_.dfg[i].opcode)) trap_free = false;
+            }
         }
         return moved;
     }
 
 private:
-    /// Moves `i` (in loop l) as far out as its operands allow; 1 if it moved.
-    uint32_t try_hoist(Inst i, Loop l) {
+    /// One bit per memory class (the last bit for classes >= 63 too).
+    static uint64_t class_bit(uint32_t c) { return uint64_t{1} << (c < 63 ? c : 63); }
+
+    /// written_[l]: the classes some instruction in l (nested loops
+    /// included) may write.
+    void find_written_classes(const DominatorTree& domtree) {
+        written_.assign(loops_.num_loops(), 0);
+        bool any_load = false;
+        for (Block b : domtree.reverse_postorder()) {
+            const auto l = loops_.innermost_loop(b);
+            if (!l) continue;
+            for (Inst i : func_.layout.block_insts(b)) {
+                const InstructionData& d = func_.dfg[i];
+                if (is_load_format(d.opcode)) any_load = true;
+                if (is_store_format(d.opcode)) {
+                    if (!any_classes_) classes_.compute(func_, domtree), any_classes_ = true;
+                    written_[l->index()] |= class_bit(classes_.of(d.args[1]));
+                } else if (is_call(d.opcode)) {
+                    written_[l->index()] |= class_bit(0);
+                } else if (can_store(d.opcode)) {
+                    written_[l->index()] = ~uint64_t{0};
+                }
+            }
+        }
+        if (any_load && !any_classes_) classes_.compute(func_, domtree), any_classes_ = true;
+        // Preorder lists parents first: children fold into them backwards.
+        for (uint32_t k = loops_.num_loops(); k-- > 0;) {
+            if (auto p = loops_.parent(Loop(k))) written_[p->index()] |= written_[k];
+        }
+    }
+
+    /// Whether load `i` (in block b of loop l) may run in target's
+    /// preheader instead: its class is not written in target, and no
+    /// trap can come of it there.
+    bool load_may_leave(const InstructionData& d, Loop l, Block b, bool trap_free, Loop target) const {
+        const bool readonly = d.flags.has(MemFlags::Readonly);
+        if (!readonly && (written_[target.index()] & class_bit(classes_.of(d.args[0])))) return false;
+        if (d.flags.has(MemFlags::CanMove)) return true;
+        return target == l && loops_.header(l) == b && trap_free;
+    }
+
+    /// Moves `i` (in block b of loop l) as far out as its operands allow;
+    /// 1 if it moved. `trap_free`: nothing before it in b may trap.
+    uint32_t try_hoist(Inst i, Loop l, Block b, bool trap_free) {
         const InstructionData& d = func_.dfg[i];
         if (d.opcode == Opcode::Nop || !func_.dfg.has_results(i)) return 0;
-        if (!effects_of(d.opcode).movable()) return 0;
+        const bool load = is_load_format(d.opcode);
+        if (!load && !effects_of(d.opcode).movable()) return 0;
         uint32_t keep = 0;  // depth of the deepest loop on l's chain holding an operand
         const uint32_t depth = loops_.loop_depth(l);
         std::as_const(func_.dfg).for_each_inst_value(i, [&](Value v) {
@@ -68,6 +125,7 @@ private:
         // of the outermost one that has a usable preheader.
         for (uint32_t k = keep + 1; k <= depth; ++k) {
             const Loop target = ancestor_at(l, k);
+            if (load && !load_may_leave(d, l, b, trap_free, target)) continue;
             auto pre = loops_.preheader(target);
             if (!pre) continue;
             const Inst pre_term = *func_.layout.last_inst(*pre);
@@ -128,6 +186,9 @@ private:
     std::vector<uint32_t>& by_depth_;
     std::vector<uint32_t>& next_;  // bucket_by_depth's fill positions
     std::vector<Inst>& insts_;     // run()'s copy of a block's instructions
+    std::vector<uint64_t>& written_;
+    MemoryClasses& classes_;
+    bool any_classes_ = false;
 };
 
 }  // namespace

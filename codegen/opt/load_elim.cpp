@@ -18,7 +18,7 @@ public:
         : func_(func), dfg_(func.dfg), layout_(func.layout), cfg_(cfg), dt_(dt), s_(s) {}
 
     uint32_t run() {
-        classify_addresses();
+        s_.classes.compute(func_, dt_);
         walk();
         if (removed_ == 0) return 0;
         for (Block b : layout_.blocks()) {
@@ -29,65 +29,7 @@ public:
 
 private:
     Value resolved(Value v) const { return dfg_.value_is_alias(v) ? dfg_.resolve_aliases(v) : v; }
-
-    /// class_of[v]: slot + 1 for an address into a stack slot (stack_addr
-    /// or an iadd of one), else 0. escapes[slot]: its address goes
-    /// somewhere other than a load's or store's address or an iadd.
-    void classify_addresses() {
-        s_.slot_of.assign(dfg_.num_values(), 0);
-        s_.escapes.assign(func_.stack_slots.size(), 0);
-        if (func_.stack_slots.empty()) return;
-        // Reverse postorder: an address is classified before its uses.
-        for (Block b : dt_.reverse_postorder()) {
-            for (Inst i : layout_.block_insts(b)) {
-                const InstructionData& d = dfg_[i];
-                if (d.opcode == Opcode::StackAddr) {
-                    s_.slot_of[dfg_.first_result(i).index()] = d.entity + 1;
-                    continue;
-                }
-                uint32_t understood = 0;
-                if (is_load_format(d.opcode) && slot(d.args[0])) understood = 1;
-                if (is_store_format(d.opcode) && slot(d.args[1])) understood = 1;
-                if (d.opcode == Opcode::Iadd) {
-                    const uint32_t a = slot(d.args[0]), b2 = slot(d.args[1]);
-                    if ((a != 0) != (b2 != 0)) {
-                        s_.slot_of[dfg_.first_result(i).index()] = a ? a : b2;
-                        understood = 1;
-                    }
-                }
-                uint32_t uses = 0;
-                std::as_const(dfg_).for_each_inst_value(i, [&](Value v) { uses += slot(v) != 0; });
-                if (uses > understood) {
-                    std::as_const(dfg_).for_each_inst_value(i, [&](Value v) {
-                        if (const uint32_t sl = slot(v)) s_.escapes[sl - 1] = 1;
-                    });
-                }
-            }
-        }
-        // Unreachable code is not walked: a slot it touches escapes.
-        for (Block b : layout_.blocks()) {
-            if (dt_.is_reachable(b)) continue;
-            for (Inst i : layout_.block_insts(b)) {
-                const InstructionData& d = dfg_[i];
-                if (d.opcode == Opcode::StackAddr) s_.escapes[d.entity] = 1;
-                std::as_const(dfg_).for_each_inst_value(i, [&](Value v) {
-                    if (const uint32_t sl = slot(v)) s_.escapes[sl - 1] = 1;
-                });
-            }
-        }
-    }
-
-    uint32_t slot(Value v) const {
-        const Value r = resolved(v);
-        return r.index() < s_.slot_of.size() ? s_.slot_of[r.index()] : 0;
-    }
-
-    /// The memory class of an address: a slot that does not escape (its
-    /// index + 1), or 0 for the rest.
-    uint32_t mem_class(Value addr) const {
-        const uint32_t sl = slot(addr);
-        return sl && !s_.escapes[sl - 1] ? sl : 0;
-    }
+    uint32_t mem_class(Value addr) const { return s_.classes.of(addr); }
 
     /// Known values flow from a block to each dominator-tree child whose
     /// only predecessor it is; other children start with none.

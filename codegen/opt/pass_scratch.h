@@ -14,6 +14,7 @@
 #include "codegen/analysis/counted_loops.h"
 #include "codegen/analysis/loops.h"
 #include "codegen/ir/function.h"
+#include "codegen/opt/memory_classes.h"
 
 namespace heron {
 
@@ -48,10 +49,13 @@ struct CountDownScratch {
     std::vector<Value> live_out, exit_args, entry, back, substituted;
 };
 
-/// licm (licm.cpp): loops bucketed by depth, a block's instructions.
+/// licm (licm.cpp): loops bucketed by depth, a block's instructions, the
+/// memory classes each loop writes (a bit each) and the classes.
 struct LicmScratch {
     std::vector<uint32_t> depth_begin, by_depth, next;
     std::vector<Inst> insts;
+    std::vector<uint64_t> written;
+    MemoryClasses classes;
 };
 
 /// forward-blocks (forward_blocks.cpp): the forwarders and the edits.
@@ -162,8 +166,7 @@ struct Mem2RegScratch {
     std::vector<uint8_t> table_used;
 };
 
-/// load-elim (load_elim.cpp): the slot each address value points into
-/// (slot + 1; 0: none), which slots escape, the known values of the block
+/// load-elim (load_elim.cpp): the memory classes, the known values of the block
 /// being walked, the saved states of the blocks waiting in the walk (each a
 /// range of `pool`), and the walk's stack.
 struct LoadElimScratch {
@@ -182,8 +185,7 @@ struct LoadElimScratch {
         Block block;
         uint32_t begin, count;
     };
-    std::vector<uint32_t> slot_of;
-    std::vector<uint8_t> escapes;
+    MemoryClasses classes;
     std::vector<Known> known, pool;
     std::vector<Frame> stack;
 };

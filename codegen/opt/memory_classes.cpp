@@ -1,0 +1,56 @@
+// The memory classes: see memory_classes.h.
+#include "codegen/opt/memory_classes.h"
+
+#include <utility>
+
+#include "codegen/opt/effects.h"
+
+namespace heron {
+
+void MemoryClasses::compute(const Function& func, const DominatorTree& domtree) {
+    dfg_ = &func.dfg;
+    slot_of_.assign(func.dfg.num_values(), 0);
+    escapes_.assign(func.stack_slots.size(), 0);
+    if (func.stack_slots.empty()) return;
+    for (Block b : domtree.reverse_postorder()) {
+        for (Inst i : func.layout.block_insts(b)) visit(i);
+    }
+    for (Block b : func.layout.blocks()) {
+        if (domtree.is_reachable(b)) continue;
+        for (Inst i : func.layout.block_insts(b)) {
+            const InstructionData& d = func.dfg[i];
+            if (d.opcode == Opcode::StackAddr) escapes_[d.entity] = 1;
+            escape_operands(i);
+        }
+    }
+}
+
+void MemoryClasses::visit(Inst i) {
+    const DataFlowGraph& dfg = *dfg_;
+    const InstructionData& d = dfg[i];
+    if (d.opcode == Opcode::StackAddr) {
+        slot_of_[dfg.first_result(i).index()] = d.entity + 1;
+        return;
+    }
+    uint32_t understood = 0;
+    if (is_load_format(d.opcode) && slot(d.args[0])) understood = 1;
+    if (is_store_format(d.opcode) && slot(d.args[1])) understood = 1;
+    if (d.opcode == Opcode::Iadd) {
+        const uint32_t a = slot(d.args[0]), b = slot(d.args[1]);
+        if ((a != 0) != (b != 0)) {
+            slot_of_[dfg.first_result(i).index()] = a ? a : b;
+            understood = 1;
+        }
+    }
+    uint32_t uses = 0;
+    dfg.for_each_inst_value(i, [&](Value v) { uses += slot(v) != 0; });
+    if (uses > understood) escape_operands(i);
+}
+
+void MemoryClasses::escape_operands(Inst i) {
+    dfg_->for_each_inst_value(i, [&](Value v) {
+        if (const uint32_t s = slot(v)) escapes_[s - 1] = 1;
+    });
+}
+
+}  // namespace heron
