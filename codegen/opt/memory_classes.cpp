@@ -1,6 +1,7 @@
 // The memory classes: see memory_classes.h.
 #include "codegen/opt/memory_classes.h"
 
+#include <climits>
 #include <utility>
 
 #include "codegen/opt/effects.h"
@@ -10,6 +11,7 @@ namespace heron {
 void MemoryClasses::compute(const Function& func, const DominatorTree& domtree) {
     dfg_ = &func.dfg;
     slot_of_.assign(func.dfg.num_values(), 0);
+    offset_.resize(func.dfg.num_values());
     escapes_.assign(func.stack_slots.size(), 0);
     if (func.stack_slots.empty()) return;
     for (Block b : domtree.reverse_postorder()) {
@@ -30,15 +32,32 @@ void MemoryClasses::visit(Inst i) {
     const InstructionData& d = dfg[i];
     if (d.opcode == Opcode::StackAddr) {
         slot_of_[dfg.first_result(i).index()] = d.entity + 1;
+        offset_[dfg.first_result(i).index()] = d.offset;
+        return;
+    }
+    if (is_store_format(d.opcode) && slot(d.args[1])) {
+        // Stored, another slot's address (or this one's) escapes.
+        if (const uint32_t s = slot(d.args[0])) escapes_[s - 1] = 1;
         return;
     }
     uint32_t understood = 0;
     if (is_load_format(d.opcode) && slot(d.args[0])) understood = 1;
-    if (is_store_format(d.opcode) && slot(d.args[1])) understood = 1;
     if (d.opcode == Opcode::Iadd) {
         const uint32_t a = slot(d.args[0]), b = slot(d.args[1]);
         if ((a != 0) != (b != 0)) {
-            slot_of_[dfg.first_result(i).index()] = a ? a : b;
+            const Value base = a ? d.args[0] : d.args[1], other = a ? d.args[1] : d.args[0];
+            const uint32_t r = dfg.first_result(i).index();
+            slot_of_[r] = a ? a : b;
+            offset_[r] = kUnknown;
+            const int64_t from = offset_in_slot(base);
+            const ValueDef def = dfg.value_def(dfg.resolve_aliases(other));
+            if (from != kUnknown && def.is_result() && dfg[def.inst()].opcode == Opcode::Iconst) {
+                const int64_t k = static_cast<int64_t>(dfg[def.inst()].imm);
+                // Far offsets stay unknown (and their sums from overflowing).
+                if (k > -(int64_t{1} << 40) && k < (int64_t{1} << 40) && from > -(int64_t{1} << 40) &&
+                    from < (int64_t{1} << 40))
+                    offset_[r] = from + k;
+            }
             understood = 1;
         }
     }

@@ -12,6 +12,7 @@
 // they touch escapes). Memory is kept between functions.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,13 @@ public:
         const uint32_t s = slot(addr);
         return s && !escapes_[s - 1] ? s : 0;
     }
+    /// For an address into a slot that is `stack_addr` plus constants
+    /// (through iadd), its offset in the slot; else kUnknown.
+    static constexpr int64_t kUnknown = INT64_MIN;
+    int64_t offset_in_slot(Value addr) const {
+        const Value r = dfg_->value_is_alias(addr) ? dfg_->resolve_aliases(addr) : addr;
+        return r.index() < offset_.size() && slot_of_[r.index()] ? offset_[r.index()] : kUnknown;
+    }
 
 private:
     /// slot + 1 of an address into a slot, else 0.
@@ -40,6 +48,7 @@ private:
 
     const DataFlowGraph* dfg_ = nullptr;
     std::vector<uint32_t> slot_of_;  // by value
+    std::vector<int64_t> offset_;    // by value, where slot_of_ is set
     std::vector<uint8_t> escapes_;   // by slot
 };
 

@@ -190,6 +190,22 @@ struct LoadElimScratch {
     std::vector<Frame> stack;
 };
 
+/// dead-stores (dead_stores.cpp): the memory classes, which private slots
+/// some load reads, the later stores of the block being walked backwards,
+/// and the private slots it loads later.
+struct DeadStoreScratch {
+    static constexpr size_t kMaxPending = 32;
+    struct Pending {
+        Value addr;
+        int64_t lo, hi;  // bytes [lo, hi) from addr
+        uint32_t cls;
+    };
+    MemoryClasses classes;
+    std::vector<uint8_t> loaded;
+    std::vector<Pending> pending;
+    std::vector<uint32_t> read_later;
+};
+
 struct PassScratch {
     LoopFormScratch loop_form;
     CountDownScratch count_down;
@@ -201,6 +217,7 @@ struct PassScratch {
     DceScratch dce;
     Mem2RegScratch mem2reg;
     LoadElimScratch load_elim;
+    DeadStoreScratch dead_stores;
 };
 
 }  // namespace heron

@@ -1,6 +1,7 @@
 // The registered passes: what `--passes=` and `test optimize` can name, and
 // what each requires, produces and invalidates (pass_manager.h).
 #include "codegen/opt/count_down.h"
+#include "codegen/opt/dead_stores.h"
 #include "codegen/opt/dce.h"
 #include "codegen/opt/forward_blocks.h"
 #include "codegen/opt/gvn.h"
@@ -116,6 +117,9 @@ const Pass kPasses[] = {
     {"load-elim", "loads of a value already known (an equal load, or a store to the same address) go",
      {Property::CfgValid, Property::DomTreeValid}, {}, {Property::CountedLoopsKnown},
      run_counting<eliminate_redundant_loads>, pass_needs::kAnything},
+    // Removes stores only: every analysis stays.
+    {"dead-stores", "stores to a slot whose address does not escape that no load can read go",
+     {Property::DomTreeValid}, {}, {}, run_counting<eliminate_dead_stores>, pass_needs::kStackSlot},
     // Removes instructions and block parameters, never an edge: the CFG,
     // dominator tree and loops stay; a counted loop may lose its counter.
     {"dce", "removes pure instructions whose results are unused and unused block parameters", {Property::CfgValid}, {},

@@ -61,7 +61,7 @@ std::string_view opt_level_name(OptLevel level);
 constexpr std::string_view opt_pipeline(OptLevel level) {
     switch (level) {
     case OptLevel::None: return "";
-    case OptLevel::Speed: return "mem2reg,tail-accumulate,gvn,load-elim,dce,simplify-cfg,loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
+    case OptLevel::Speed: return "mem2reg,tail-accumulate,gvn,load-elim,dead-stores,dce,simplify-cfg,loop-form,widen-fill,count-down,loop-form,licm,forward-blocks,split-entry";
     }
     return "";
 }
