@@ -42,6 +42,7 @@
 #include "codegen/opt/pipeline.h"
 #include "codegen/verifier/verifier.h"
 #include "jit/jit_module.h"
+#include "jit/object_module.h"
 #include "tools/cli_passes.h"
 #include "tools/disasm_aarch64.h"
 #include "tools/disasm_x64.h"
@@ -67,12 +68,13 @@ constexpr const char* kUsage =
     "                                   --locals-in-slots keeps its variables in stack slots\n"
     "  --regalloc linear-scan|single-pass (run, compile) the register allocator; single-pass\n"
     "                                   compiles faster, its code is slower (default linear-scan)\n"
-    "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode] [--check]\n"
+    "  compile FILE [--target ISA] [--opt-level none|speed] [--disasm] [--vcode] [--check] [-o OUT.o]\n"
     "                                   compile for the host or ISA (x86_64, aarch64); print\n"
     "                                   code size, machine code. --opt-level: the IR passes\n"
     "                                   before lowering (default: the file's set opt_level,\n"
     "                                   else none). --check: the allocation checker and the\n"
-    "                                   verifier after every pass (as in tests)\n"
+    "                                   verifier after every pass (as in tests). -o: write an\n"
+    "                                   ELF object with every function (docs/object-files.md)\n"
     "  structure FILE [--no-break] [--check]\n"
     "                                   print each function as structured pseudo-code\n"
     "                                   (docs/structure.md); --check lowers it back to IR and\n"
@@ -392,8 +394,30 @@ std::vector<tools::DisasmComment> ir_comments(const Function& f, const CompiledC
     return comments;
 }
 
+/// `heron compile FILE -o OUT`: every function of the file, exported under
+/// its name, in an ELF object (jit/object_module.h).
+int write_object(const std::string& path, const ParseOutcome& parsed, std::unique_ptr<TargetIsa> isa,
+                 const CompileOptions& opts, const std::string& output) {
+    ObjectModule obj(std::move(isa), opts);
+    for (const ParsedFunction& pf : parsed.file.functions) {
+        const ExternalName& n = pf.func->name;
+        const std::string name = n.kind == ExternalName::Kind::User ? n.to_string() : n.name;
+        auto id = obj.declare_function(name, Linkage::Export, pf.func->signature);
+        std::optional<JitError> e = id ? obj.define_function(id.value(), *pf.func) : id.error();
+        if (e) {
+            std::cerr << path << ":" << pf.srcmap.function.line << ": " << e->message << "\n";
+            return 1;
+        }
+    }
+    if (auto e = obj.write(output)) {
+        std::cerr << "heron compile: " << e->message << "\n";
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_compile(const std::vector<std::string>& args) {
-    std::string path, target(host_isa_name());
+    std::string path, target(host_isa_name()), output;
     bool disasm = false, vcode = false, check = false;
     std::optional<OptLevel> opt_flag;
     std::string flag_error;
@@ -409,6 +433,7 @@ int cmd_compile(const std::vector<std::string>& args) {
         else if (a == "--vcode") vcode = true;
         else if (a == "--check") check = true;
         else if (a == "--target" && k + 1 < args.size()) target = args[++k];
+        else if (a == "-o" && k + 1 < args.size()) output = args[++k];
         else if (a.starts_with("-")) {
             std::cerr << "heron compile: unknown option '" << a << "'\n" << kUsage;
             return 2;
@@ -439,6 +464,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     opts.regalloc = regalloc;
     opts.check_regalloc = check;
     opts.verify_passes = check;
+    if (!output.empty()) return write_object(path, parsed, std::move(isa), opts, output);
     Context ctx(std::move(isa), opts);
     int status = 0;
     for (const ParsedFunction& pf : parsed.file.functions) {

@@ -36,6 +36,11 @@ struct CompiledCode {
     std::vector<CodeTrapSite> trap_sites;           // sorted by offset
     std::vector<std::pair<uint32_t, std::string>> labels;  // offset -> "block3" (for disassembly)
     std::vector<std::pair<uint32_t, uint32_t>> ir_insts;   // offset -> IR inst (start of its code)
+    // Where the code refers to a relocation slot PC-relatively, in code
+    // order: on x86-64 the rel32 field of the `mov`, on AArch64 the `ldr`
+    // (literal). An object file (jit/object_module.h) moves the slots out of
+    // the code and relocates these references instead.
+    std::vector<uint32_t> slot_refs;
     uint32_t frame_size = 0;
     uint32_t spill_slots = 0;
 
@@ -45,6 +50,7 @@ struct CompiledCode {
         trap_sites.clear();
         labels.clear();
         ir_insts.clear();
+        slot_refs.clear();
         frame_size = spill_slots = 0;
     }
 };

@@ -321,6 +321,7 @@ void Emitter::emit_tail_call(uint32_t i, const MInst& m) {
     // the caller's incoming area. The callee address goes to x16 first (x16
     // is never allocated).
     if (m.op == Op::TailCall) {
+        out_.slot_refs.push_back(offset());
         a_.ldr(a64::x(kIp0), a64::ptr(symbol_slot(m.aux)));
         a_.ldr(a64::x(kIp0), a64::ptr(a64::x(kIp0)));
     } else {
@@ -904,6 +905,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
         return;
     case Op::Call:
         // The slot holds the address of the callee's GOT cell (compiled_code.h).
+        out_.slot_refs.push_back(offset());
         a_.ldr(a64::x(kIp0), a64::ptr(symbol_slot(m.aux)));
         a_.ldr(a64::x(kIp0), a64::ptr(a64::x(kIp0)));
         a_.blr(a64::x(kIp0));
@@ -916,6 +918,7 @@ void Emitter::emit_inst(uint32_t i, uint32_t next_block) {
     case Op::TailCall:
     case Op::TailCallInd: emit_tail_call(i, m); return;
     case Op::FuncAddr:
+        out_.slot_refs.push_back(offset());
         a_.ldr(gpr(i, 0, 8), a64::ptr(symbol_slot(m.aux)));
         a_.ldr(gpr(i, 0, 8), a64::ptr(gpr(i, 0, 8)));
         return;

@@ -814,6 +814,7 @@ void Emitter::emit_tail_call(uint32_t i, const MInst& m) {
     x86::Gp target = x86::gpq(kScratchGpr);
     if (m.op == Op::TailCall) {
         a_.mov(target, x86::qword_ptr(symbol_slot(m.aux)));
+        out_.slot_refs.push_back(offset() - 4);
         a_.mov(target, x86::qword_ptr(target));
     } else {
         a_.mov(target, gpr(i, 0, 8));
@@ -1180,6 +1181,7 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
     case Op::Call:
         // The slot holds the address of the callee's GOT cell (compiled_code.h).
         a_.mov(x86::gpq(kScratchGpr), x86::qword_ptr(symbol_slot(m.aux)));
+        out_.slot_refs.push_back(offset() - 4);
         a_.call(x86::qword_ptr(x86::gpq(kScratchGpr)));
         if (m.imm) a_.sub(x86::rsp, static_cast<int32_t>(m.imm));  // a tail callee popped its arguments
         return;
@@ -1191,6 +1193,7 @@ void Emitter::emit_inst_asmjit(uint32_t i, const MInst& m) {
     case Op::TailCallInd: emit_tail_call(i, m); return;
     case Op::FuncAddr:
         a_.mov(gpr(i, 0, 8), x86::qword_ptr(symbol_slot(m.aux)));
+        out_.slot_refs.push_back(offset() - 4);
         a_.mov(gpr(i, 0, 8), x86::qword_ptr(gpr(i, 0, 8)));
         return;
     case Op::Trap:
@@ -1339,6 +1342,7 @@ void Emitter::relax_block_jumps() {
     relax_in_order(out_.labels, [](auto& l) -> uint32_t& { return l.first; });
     relax_in_order(out_.ir_insts, [](auto& l) -> uint32_t& { return l.first; });
     relax_in_order(out_.trap_sites, [](CodeTrapSite& t) -> uint32_t& { return t.offset; });
+    relax_in_order(out_.slot_refs, [](uint32_t& at) -> uint32_t& { return at; });
     const auto& entries = code_.labelEntries();
     for (uint32_t id = first_label(); id < entries.size(); ++id) {
         asmjit::LabelEntry* le = entries[id];
