@@ -119,6 +119,10 @@ struct JITModule::Impl {
         bool installed = false;
         uint32_t pending = kNoCode;  // slot of the pending definition's code
         uint32_t code = kNoCode;     // slot of the installed version's
+        // The pending definition's `fnN` declarations: the callee's key and
+        // the signature the definition calls it with (checked at finalize
+        // against the callee's declaration).
+        std::vector<std::pair<std::string, Signature>> imports;
     };
     std::vector<Func> funcs;
     std::vector<uint32_t> pending;  // functions with a pending definition, in definition order
@@ -236,6 +240,11 @@ std::optional<JitError> JITModule::define_function(FuncId id, const Function& fu
         default: return JitError{"cannot compile %" + f.name + ": " + e->message};
         }
     }
+    f.imports.clear();
+    for (const ExtFuncData& ef : func.dfg.ext_funcs) {
+        if (!ef.signature.is_valid() || ef.signature.index() >= func.dfg.signatures.size()) continue;
+        f.imports.emplace_back(name_key(ef.name), func.dfg.signatures[ef.signature]);
+    }
     if (f.pending != Impl::kNoCode) {
         impl_->free_code(f.pending);
     } else {
@@ -253,6 +262,17 @@ std::optional<JitError> JITModule::finalize_definitions() {
     patches.clear();
     for (uint32_t i : m.pending) {
         Impl::Func& f = m.funcs[i];
+        // A call declared with another signature than its callee's would
+        // pass arguments where the callee does not look for them. Host
+        // symbols carry no signature: only module functions are checked.
+        for (const auto& [key, used] : f.imports) {
+            auto it = m.by_name.find(key);
+            if (it == m.by_name.end()) continue;
+            const Impl::Func& callee = m.funcs[it->second];
+            if (callee.sig == used) continue;
+            return JitError{"%" + f.name + " calls %" + key + " as " + print_signature(used) + " but %" + key +
+                            " is declared as " + print_signature(callee.sig)};
+        }
         for (const Relocation& r : m.codes[f.pending]->relocations) {
             std::string key = name_key(r.target);
             auto it = m.by_name.find(key);

@@ -328,6 +328,7 @@ TestFile Parser::parse_file() {
     parse_header(file);
     // (line of each `function` keyword, index into file.functions or -1)
     std::vector<std::pair<uint32_t, int>> starts;
+    std::unordered_map<std::string, uint32_t> first_line;  // function name -> line of its definition
     while (!at(Tk::End)) {
         if (!at_word("function")) {
             fail_expected("'function'");
@@ -338,6 +339,15 @@ TestFile Parser::parse_file() {
         uint32_t line = tok().line;
         ParsedFunction pf;
         if (parse_function(pf)) {
+            // Two functions of one name: the JIT and the interpreter would
+            // each pick one. The second is an error and is dropped.
+            auto [first, fresh] = first_line.try_emplace(pf.func->name.to_string(), line);
+            if (!fresh) {
+                fail(pf.srcmap.function, "function " + pf.func->name.to_string() + " is defined twice (first at line " +
+                                             std::to_string(first->second) + ")");
+                starts.emplace_back(line, -1);
+                continue;
+            }
             starts.emplace_back(line, static_cast<int>(file.functions.size()));
             file.functions.push_back(std::move(pf));
             continue;
@@ -624,9 +634,12 @@ bool Parser::parse_fn_decl() {
     if (!check_entity_number(name, kMaxPreambleNumber, "function reference")) return false;
     FnDecl decl;
     decl.num = static_cast<uint32_t>(name.number);
-    for (const FnDecl& d : fn_decls_) {
-        if (d.num == decl.num) return fail(name.loc(), std::string(name.text) + " declared twice");
-    }
+    if (decl.num < fn_declared_.size() && fn_declared_[decl.num])
+        return fail(name.loc(), std::string(name.text) + " declared twice");
+    // Marked here (materialize_fn_decls marks it again), so that the check
+    // above costs one lookup, not a scan of the declarations so far.
+    if (fn_declared_.size() <= decl.num) fn_declared_.resize(decl.num + 1);
+    fn_declared_[decl.num] = 1;
     advance();
     if (!expect(Tk::Equal, "'='")) return false;
     if (at_word("colocated")) {

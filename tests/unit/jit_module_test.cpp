@@ -271,6 +271,82 @@ block0:
     EXPECT_EQ(jit.get_finalized_function(id), nullptr);
 }
 
+// A call declared with another signature than the callee's is refused at
+// finalize, naming the caller and both signatures, and nothing of the
+// batch is installed; the callee defined in an earlier batch counts too.
+TEST(JitModuleTest, CallSignatureMismatchIsALinkErrorNamingBoth) {
+    auto g = parse_one(R"(
+function %g(i64, i64) -> i64 system_v {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+})");
+    auto caller = parse_one(R"(
+function %caller(i64) -> i64 system_v {
+    fn0 = %g(i64) -> i64 system_v
+block0(v0: i64):
+    v1 = call fn0(v0)
+    return v1
+})");
+    const std::string want =
+        "%caller calls %g as (i64) -> i64 system_v but %g is declared as (i64, i64) -> i64 system_v";
+    {
+        JITModule jit(checked());
+        FuncId gid = define(jit, *g);
+        FuncId cid = define(jit, *caller);
+        auto err = jit.finalize_definitions();
+        ASSERT_TRUE(err.has_value());
+        EXPECT_EQ(err->message, want);
+        EXPECT_EQ(jit.get_finalized_function(gid), nullptr);
+        EXPECT_EQ(jit.get_finalized_function(cid), nullptr);
+    }
+    {
+        // The callee installed first, the caller in a later batch.
+        JITModule jit(checked());
+        FuncId gid = define(jit, *g);
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        FuncId cid = define(jit, *caller);
+        auto err = jit.finalize_definitions();
+        ASSERT_TRUE(err.has_value());
+        EXPECT_EQ(err->message, want);
+        EXPECT_EQ(jit.get_finalized_function(cid), nullptr);
+        EXPECT_NE(jit.get_finalized_function(gid), nullptr) << "earlier code stays";
+        EXPECT_EQ(jit.get_function<int64_t(int64_t, int64_t)>(gid)(2, 3), 5);
+        // The failed definition stays pending until it is replaced.
+        auto fixed = parse_one(R"(
+function %caller(i64) -> i64 system_v {
+    fn0 = %g(i64, i64) -> i64 system_v
+block0(v0: i64):
+    v1 = call fn0(v0, v0)
+    return v1
+})");
+        ASSERT_FALSE(jit.define_function(cid, *fixed).has_value());
+        ASSERT_FALSE(jit.finalize_definitions().has_value());
+        EXPECT_EQ(jit.get_function<int64_t(int64_t)>(cid)(4), 8);
+    }
+    {
+        // A matching declaration links; a host symbol of the same shape is
+        // not checked (it has no signature).
+        auto good = parse_one(R"(
+function %caller(i64) -> i64 system_v {
+    fn0 = %g(i64, i64) -> i64 system_v
+    fn1 = %host_triple(i64, i64, i64) -> i64 system_v
+block0(v0: i64):
+    v1 = call fn0(v0, v0)
+    v2 = call fn1(v1, v0, v0)
+    return v2
+})");
+        JITBuilder b = checked();
+        b.symbol("host_triple", reinterpret_cast<const void*>(&host_triple));
+        JITModule jit(b);
+        define(jit, *g);
+        FuncId cid = define(jit, *good);
+        auto err = jit.finalize_definitions();
+        ASSERT_FALSE(err.has_value()) << err->message;
+        EXPECT_EQ(jit.get_function<int64_t(int64_t)>(cid)(7), 42);
+    }
+}
+
 TEST(JitModuleTest, RedefinitionUpdatesCallers) {
     auto callee1 = parse_one(R"(
 function %k() -> i64 system_v {

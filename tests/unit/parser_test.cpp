@@ -726,6 +726,51 @@ block0:
     EXPECT_EQ(names, (std::vector<std::string>{"%b", "%e"}));
 }
 
+TEST(ParserRecovery, ASecondFunctionOfTheSameNameIsAnErrorNamingTheFirst) {
+    constexpr std::string_view kText = R"(function %f() -> i32 {
+block0:
+    v0 = iconst.i32 1
+    return v0
+}
+function %g() {
+block0:
+    return
+}
+function %f() -> i32 {
+block0:
+    v0 = iconst.i32 2
+    return v0
+}
+function u0:3() {
+block0:
+    return
+}
+function u0:3() {
+block0:
+    return
+}
+)";
+    ParseOutcome out = parse_test_file(kText);
+    ASSERT_EQ(out.errors.size(), 2u) << errors_text(out.errors);
+    EXPECT_EQ(out.errors[0].loc.line, 10u);
+    EXPECT_EQ(out.errors[0].message, "function %f is defined twice (first at line 1)");
+    EXPECT_EQ(out.errors[1].loc.line, 19u);
+    EXPECT_EQ(out.errors[1].message, "function u0:3 is defined twice (first at line 15)");
+    // The first definition is kept, the second dropped.
+    std::vector<std::string> names;
+    for (const ParsedFunction& pf : out.file.functions) names.push_back(pf.func->name.to_string());
+    EXPECT_EQ(names, (std::vector<std::string>{"%f", "%g", "u0:3"}));
+    EXPECT_NE(print_all(out.file).find("iconst.i32 1"), std::string::npos);
+}
+
+TEST(ParserErrors, AFunctionReferenceDeclaredTwiceIsNamedAtTheSecond) {
+    Diagnostics errs = parse_errors(
+        "function %f() {\n    fn0 = %g()\n    fn1 = %h()\n    fn0 = %k()\nblock0:\n    return\n}\n");
+    ASSERT_EQ(errs.size(), 1u) << errors_text(errs);
+    EXPECT_EQ(errs[0].message, "fn0 declared twice");
+    EXPECT_EQ(errs[0].loc.line, 4u);
+}
+
 TEST(ParserRecovery, GarbageBetweenFunctionsIsReportedOnce) {
     ParseOutcome out = parse_test_file("function %a() {\nblock0:\n    return\n}\n} ] ) garbage\nfunction %b() {\nblock0:\n    return\n}\n");
     ASSERT_EQ(out.errors.size(), 1u) << errors_text(out.errors);
