@@ -232,7 +232,6 @@ JitResult<std::vector<uint8_t>> ObjectModule::finish() {
         const Impl::Func& f = m.funcs[k];
         if (!f.code) continue;
         const CompiledCode& c = *f.code;
-        std::vector<uint8_t>& bytes = w.section(text).bytes;
         for (uint32_t ref : c.slot_refs) {
             if (uint64_t{ref} + 4 > c.bytes.size()) return JitError{"%" + f.name + ": slot reference out of the code"};
             const uint32_t insn = load32(&c.bytes[ref]);
@@ -252,7 +251,9 @@ JitResult<std::vector<uint8_t>> ObjectModule::finish() {
             const uint64_t cell = pair_of(link_name(r->target), r->addend);
             // The linker fills the field; it is left zero.
             const uint32_t cleared = t->machine == EM_X86_64 ? 0 : insn & ~0x00FFFFE0u;
-            std::memcpy(&bytes[at], &cleared, 4);
+            // (pair_of may add the cells' section: the text is looked up
+            // after it, never held across it.)
+            std::memcpy(&w.section(text).bytes[at], &cleared, 4);
             const int64_t addend = static_cast<int64_t>(cell) - (t->machine == EM_X86_64 ? 4 : 0);
             w.add_rela(text, at, w.section_symbol(cells), t->slot_ref, addend);
         }
