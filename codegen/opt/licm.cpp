@@ -75,15 +75,13 @@ private:
     /// included) may write.
     void find_written_classes(const DominatorTree& domtree) {
         written_.assign(loops_.num_loops(), 0);
-        bool any_load = false;
+        classes_.compute(func_, domtree);
         for (Block b : domtree.reverse_postorder()) {
             const auto l = loops_.innermost_loop(b);
             if (!l) continue;
             for (Inst i : func_.layout.block_insts(b)) {
                 const InstructionData& d = func_.dfg[i];
-                if (is_load_format(d.opcode)) any_load = true;
                 if (is_store_format(d.opcode)) {
-                    if (!any_classes_) classes_.compute(func_, domtree), any_classes_ = true;
                     written_[l->index()] |= class_bit(classes_.of(d.args[1]));
                 } else if (is_call(d.opcode)) {
                     written_[l->index()] |= class_bit(0);
@@ -92,7 +90,6 @@ private:
                 }
             }
         }
-        if (any_load && !any_classes_) classes_.compute(func_, domtree), any_classes_ = true;
         // Preorder lists parents first: children fold into them backwards.
         for (uint32_t k = loops_.num_loops(); k-- > 0;) {
             if (auto p = loops_.parent(Loop(k))) written_[p->index()] |= written_[k];
@@ -188,7 +185,6 @@ private:
     std::vector<Inst>& insts_;     // run()'s copy of a block's instructions
     std::vector<uint64_t>& written_;
     MemoryClasses& classes_;
-    bool any_classes_ = false;
 };
 
 }  // namespace

@@ -10,10 +10,14 @@ namespace heron {
 
 void MemoryClasses::compute(const Function& func, const DominatorTree& domtree) {
     dfg_ = &func.dfg;
+    escapes_.assign(func.stack_slots.size(), 0);
+    if (func.stack_slots.empty()) {
+        // No slot: every address is of class 0 (of() reads past the table).
+        slot_of_.clear();
+        return;
+    }
     slot_of_.assign(func.dfg.num_values(), 0);
     offset_.resize(func.dfg.num_values());
-    escapes_.assign(func.stack_slots.size(), 0);
-    if (func.stack_slots.empty()) return;
     for (Block b : domtree.reverse_postorder()) {
         for (Inst i : func.layout.block_insts(b)) visit(i);
     }

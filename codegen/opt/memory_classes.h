@@ -34,7 +34,7 @@ public:
     static constexpr int64_t kUnknown = INT64_MIN;
     int64_t offset_in_slot(Value addr) const {
         const Value r = dfg_->value_is_alias(addr) ? dfg_->resolve_aliases(addr) : addr;
-        return r.index() < offset_.size() && slot_of_[r.index()] ? offset_[r.index()] : kUnknown;
+        return r.index() < slot_of_.size() && slot_of_[r.index()] ? offset_[r.index()] : kUnknown;
     }
 
 private:
